@@ -1,0 +1,211 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+// Output formats of the span files (SPEC §5.2).
+const (
+	formatConsole  = "console"
+	formatOTLPJSON = "otlp_json"
+)
+
+// Config is the configuration of the gymspans exporter (SPEC §5).
+type Config struct {
+	// CaptureDir is the directory Gym writes <rollout_id>.capture.jsonl into
+	// (Gym's model_call_capture_dir). Required. Created with
+	// DirectoryPermissions when missing.
+	CaptureDir string `mapstructure:"capture_dir"`
+
+	// PathTemplate names a rollout's span file inside CaptureDir. It must hold
+	// {rollout_id} and may hold {run_id}. Default: "{rollout_id}.spans.jsonl".
+	PathTemplate string `mapstructure:"path_template"`
+
+	// CombinedFile receives every span, with or without a rollout. Empty turns
+	// it off. Default: "spans.jsonl".
+	CombinedFile string `mapstructure:"combined_file"`
+
+	// Rotation bounds the combined file.
+	Rotation RotationConfig `mapstructure:"rotation"`
+
+	// RolloutsFile receives one line per rollout root written. Empty turns it
+	// off. Default: "rollouts.jsonl".
+	RolloutsFile string `mapstructure:"rollouts_file"`
+
+	// Format is "console" (Gym's console JSON plus flat fields, one span per
+	// line) or "otlp_json" (one ExportTraceServiceRequest per line). Default: "console".
+	Format string `mapstructure:"format"`
+
+	// MaxOpenFiles bounds the open file handles; the least recently used is
+	// closed first. Default: 256.
+	MaxOpenFiles int `mapstructure:"max_open_files"`
+
+	// FlushInterval is the longest time between fsyncs of written files.
+	// Default: 1s.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
+
+	// FilePermissions are the octal permissions of created files. Default: "0640".
+	FilePermissions string `mapstructure:"file_permissions"`
+
+	// DirectoryPermissions are the octal permissions of a created capture dir.
+	// Default: "0750".
+	DirectoryPermissions string `mapstructure:"directory_permissions"`
+
+	// ServiceMap configures service_map.json and service_map.md.
+	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
+
+	// TimeoutConfig bounds one export call. Default: 5s.
+	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
+
+	// QueueConfig is off by default: every batch is written before the call
+	// returns. It may only be turned on with a storage extension (file_storage).
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// RetryConfig retries failed writes. Default: off (the error goes back to
+	// the caller, which holds only the unwritten spans).
+	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// RotationConfig bounds the combined file by size.
+type RotationConfig struct {
+	// MaxMegabytes is the size at which the combined file is rotated. Default: 100.
+	MaxMegabytes int `mapstructure:"max_megabytes"`
+	// MaxBackups is the number of rotated files kept. Default: 10.
+	MaxBackups int `mapstructure:"max_backups"`
+}
+
+// ServiceMapConfig configures the service-map files (SPEC §5.1).
+type ServiceMapConfig struct {
+	// Enabled writes service_map.json and service_map.md. Default: true.
+	Enabled bool `mapstructure:"enabled"`
+	// JSONFile is the file name of the edge table. Default: "service_map.json".
+	JSONFile string `mapstructure:"json_file"`
+	// MarkdownFile is the file name of the Mermaid drawing. Default: "service_map.md".
+	MarkdownFile string `mapstructure:"markdown_file"`
+}
+
+var _ confmap.Validator = (*Config)(nil)
+
+// Validate checks the configuration; every error names its key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if strings.TrimSpace(cfg.CaptureDir) == "" {
+		errs = append(errs, errors.New("capture_dir: must not be empty (set it to Gym's model_call_capture_dir)"))
+	} else if err := checkCaptureDir(cfg.CaptureDir); err != nil {
+		errs = append(errs, fmt.Errorf("capture_dir: %w", err))
+	}
+	if err := validateTemplate(cfg.PathTemplate); err != nil {
+		errs = append(errs, fmt.Errorf("path_template: %w", err))
+	}
+	for key, name := range map[string]string{
+		"combined_file":             cfg.CombinedFile,
+		"rollouts_file":             cfg.RolloutsFile,
+		"service_map.json_file":     cfg.ServiceMap.JSONFile,
+		"service_map.markdown_file": cfg.ServiceMap.MarkdownFile,
+	} {
+		if name != "" && !isPlainFileName(name) {
+			errs = append(errs, fmt.Errorf("%s: %q must be a plain file name inside capture_dir", key, name))
+		}
+	}
+	if cfg.ServiceMap.Enabled && (cfg.ServiceMap.JSONFile == "" || cfg.ServiceMap.MarkdownFile == "") {
+		errs = append(errs, errors.New("service_map: json_file and markdown_file must be set when enabled"))
+	}
+	switch cfg.Format {
+	case formatConsole, formatOTLPJSON:
+	default:
+		errs = append(errs, fmt.Errorf("format: %q is not one of %q, %q", cfg.Format, formatConsole, formatOTLPJSON))
+	}
+	if cfg.MaxOpenFiles < 2 {
+		errs = append(errs, fmt.Errorf("max_open_files: must be at least 2, got %d", cfg.MaxOpenFiles))
+	}
+	if cfg.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flush_interval: must be a positive duration, got %v", cfg.FlushInterval))
+	}
+	if cfg.Rotation.MaxMegabytes <= 0 {
+		errs = append(errs, fmt.Errorf("rotation.max_megabytes: must be positive, got %d", cfg.Rotation.MaxMegabytes))
+	}
+	if cfg.Rotation.MaxBackups < 0 {
+		errs = append(errs, fmt.Errorf("rotation.max_backups: must not be negative, got %d", cfg.Rotation.MaxBackups))
+	}
+	if _, err := parsePerm(cfg.FilePermissions); err != nil {
+		errs = append(errs, fmt.Errorf("file_permissions: %w", err))
+	}
+	if _, err := parsePerm(cfg.DirectoryPermissions); err != nil {
+		errs = append(errs, fmt.Errorf("directory_permissions: %w", err))
+	}
+	if cfg.TimeoutConfig.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %v", cfg.TimeoutConfig.Timeout))
+	}
+	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID == nil {
+		errs = append(errs, errors.New("sending_queue: only offered with a storage extension (set sending_queue.storage to a file_storage id); without one every batch is written before the export returns"))
+	}
+	return errors.Join(errs...)
+}
+
+// validateTemplate accepts a file-name template with {rollout_id} and
+// optionally {run_id}, and no path separator.
+func validateTemplate(t string) error {
+	if !strings.Contains(t, "{rollout_id}") {
+		return fmt.Errorf("%q must contain {rollout_id}", t)
+	}
+	rest := strings.NewReplacer("{rollout_id}", "x", "{run_id}", "x").Replace(t)
+	if strings.ContainsAny(rest, "{}") {
+		return fmt.Errorf("%q: only {rollout_id} and {run_id} may be used", t)
+	}
+	if !isPlainFileName(rest) {
+		return fmt.Errorf("%q must name a file directly inside capture_dir", t)
+	}
+	return nil
+}
+
+func isPlainFileName(name string) bool {
+	return name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00") && filepath.Base(name) == name
+}
+
+func parsePerm(s string) (os.FileMode, error) {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || v > 0o777 {
+		return 0, fmt.Errorf("%q is not an octal permission such as \"0640\"", s)
+	}
+	return os.FileMode(v), nil
+}
+
+// checkCaptureDir refuses an existing path that is not a directory or cannot
+// be written. A missing directory is fine: Start creates it.
+func checkCaptureDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot inspect %q: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%q exists and is not a directory", dir)
+	}
+	probe, err := os.CreateTemp(dir, ".otelcol-gym-probe-*")
+	if err != nil {
+		return fmt.Errorf("%q cannot be written: %w", dir, err)
+	}
+	name := probe.Name()
+	_ = probe.Close()
+	_ = os.Remove(name)
+	return nil
+}

@@ -1,0 +1,67 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+var componentType = component.MustNewType("gymspans")
+
+// NewFactory returns the factory of the gymspans exporter.
+func NewFactory() exporter.Factory {
+	return exporter.NewFactory(
+		componentType,
+		createDefaultConfig,
+		exporter.WithTraces(createTraces, component.StabilityLevelAlpha),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.Enabled = false
+	return &Config{
+		PathTemplate:         "{rollout_id}.spans.jsonl",
+		CombinedFile:         "spans.jsonl",
+		Rotation:             RotationConfig{MaxMegabytes: 100, MaxBackups: 10},
+		RolloutsFile:         "rollouts.jsonl",
+		Format:               formatConsole,
+		MaxOpenFiles:         256,
+		FlushInterval:        time.Second,
+		FilePermissions:      "0640",
+		DirectoryPermissions: "0750",
+		ServiceMap: ServiceMapConfig{
+			Enabled:      true,
+			JSONFile:     "service_map.json",
+			MarkdownFile: "service_map.md",
+		},
+		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:   configoptional.None[exporterhelper.QueueBatchConfig](),
+		RetryConfig:   retry,
+	}
+}
+
+func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+	c := cfg.(*Config)
+	e, err := newSpansExporter(set, c)
+	if err != nil {
+		return nil, err
+	}
+	return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces,
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		exporterhelper.WithTimeout(c.TimeoutConfig),
+		exporterhelper.WithRetry(c.RetryConfig),
+		exporterhelper.WithQueue(c.QueueConfig),
+	)
+}

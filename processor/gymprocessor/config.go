@@ -1,0 +1,185 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// Config is the configuration of the gym processor (SPEC §4).
+type Config struct {
+	// RolloutAttribute is the span attribute that names a span's rollout.
+	// Default: "nemo.gym.rollout.id".
+	RolloutAttribute string `mapstructure:"rollout_attribute"`
+
+	// URLAttributes are the span attributes searched, first present wins, for a
+	// "/ng-rollout/<id>/" path segment. Default: [url.path, http.target, url.full, http.url].
+	URLAttributes []string `mapstructure:"url_attributes"`
+
+	// URLPrefix is the path segment that introduces a rollout id in a URL.
+	// Default: "ng-rollout".
+	URLPrefix string `mapstructure:"url_prefix"`
+
+	// RolloutIDPattern is the regular expression a rollout id taken from a URL
+	// must match as a whole. Default: "[A-Za-z0-9][A-Za-z0-9._-]*".
+	RolloutIDPattern string `mapstructure:"rollout_id_pattern"`
+
+	// ServiceAttributes are the resource attributes that name a span's service,
+	// first present wins. Default: [service.name.override, service.name].
+	ServiceAttributes []string `mapstructure:"service_attributes"`
+
+	// RunAttribute is the resource attribute that names a span's run.
+	// Default: "nemo.run.id".
+	RunAttribute string `mapstructure:"run_attribute"`
+
+	// JobSpanNames are the names of spans that wrap a whole run; they never
+	// become part of a rollout. Default: [gym.job].
+	JobSpanNames []string `mapstructure:"job_span_names"`
+
+	// Settle is how long after it arrived an upward decision is taken.
+	// It should be at least the senders' batch delay. Default: 5s.
+	Settle time.Duration `mapstructure:"settle"`
+
+	// Wait is the longest an undecided span waits while its process has shown
+	// no rollout evidence, and the longest a rollout root waits for its parent.
+	// Default: 30s.
+	Wait time.Duration `mapstructure:"wait"`
+
+	// RolloutWait is the longest an undecided span waits once its process has
+	// shown rollout evidence. Default: 2h.
+	RolloutWait time.Duration `mapstructure:"rollout_wait"`
+
+	// PromoteToResource regroups the output so that each ResourceSpans holds one
+	// rollout and carries the rollout attribute on its resource. Default: false.
+	PromoteToResource bool `mapstructure:"promote_to_resource"`
+
+	// MaxPendingSpans bounds the spans held undecided. At the bound the spans
+	// nearest their deadline are emitted as they stand. Default: 1,000,000.
+	MaxPendingSpans int `mapstructure:"max_pending_spans"`
+
+	// MaxPendingBytes bounds the estimated size of the spans held undecided.
+	// Default: 512 MiB.
+	MaxPendingBytes int64 `mapstructure:"max_pending_bytes"`
+
+	// Split configures one trace per rollout (SPEC §4.3).
+	Split SplitConfig `mapstructure:"split"`
+
+	// ServiceMap configures the service-map repairs (SPEC §4.4).
+	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// SplitConfig configures the per-rollout trace split (SPEC §4.3).
+type SplitConfig struct {
+	// Enabled gives every rollout its own trace id. Default: true.
+	Enabled bool `mapstructure:"enabled"`
+
+	// MaxJobLinks bounds the links a job span gets to the rollout roots cut from
+	// its trace (those with the smallest trace ids). Default: 128.
+	MaxJobLinks int `mapstructure:"max_job_links"`
+
+	// MaxTrackedJobs bounds the table of job traces whose cut roots are
+	// remembered for the job span. Default: 1024.
+	MaxTrackedJobs int `mapstructure:"max_tracked_jobs"`
+
+	// JobTTL is how long an entry of that table is kept. Default: 24h.
+	JobTTL time.Duration `mapstructure:"job_ttl"`
+
+	// MaxTrackedRoots bounds, per run, the recent rollout roots remembered so a
+	// retried attempt can link to the previous one. Default: 100,000.
+	MaxTrackedRoots int `mapstructure:"max_tracked_roots"`
+}
+
+// ServiceMapConfig configures the service-map repairs (SPEC §4.4).
+type ServiceMapConfig struct {
+	// Enabled sets peer.service on CLIENT spans. Default: true.
+	Enabled bool `mapstructure:"enabled"`
+
+	// SynthesizeClientSpans adds a CLIENT parent to a SERVER span that has
+	// none in its caller's service. Default: true.
+	SynthesizeClientSpans bool `mapstructure:"synthesize_client_spans"`
+
+	// Peers seeds the host:port → service map, e.g. {"127.0.0.1:8000": "nemo-gym/policy_model"}.
+	Peers map[string]string `mapstructure:"peers"`
+}
+
+var _ confmap.Validator = (*Config)(nil)
+
+// Validate checks the configuration; every error names its key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if strings.TrimSpace(cfg.RolloutAttribute) == "" {
+		errs = append(errs, errors.New("rollout_attribute: must not be empty"))
+	}
+	if strings.TrimSpace(cfg.URLPrefix) == "" || strings.Contains(cfg.URLPrefix, "/") {
+		errs = append(errs, fmt.Errorf("url_prefix: %q must be one non-empty path segment", cfg.URLPrefix))
+	}
+	if _, err := compileRolloutIDPattern(cfg.RolloutIDPattern); err != nil {
+		errs = append(errs, fmt.Errorf("rollout_id_pattern: %w", err))
+	}
+	if len(cfg.ServiceAttributes) == 0 {
+		errs = append(errs, errors.New("service_attributes: must name at least one resource attribute"))
+	}
+	for name, d := range map[string]time.Duration{
+		"settle":        cfg.Settle,
+		"wait":          cfg.Wait,
+		"rollout_wait":  cfg.RolloutWait,
+		"split.job_ttl": cfg.Split.JobTTL,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be a positive duration, got %v", name, d))
+		}
+	}
+	if cfg.Settle > 0 && cfg.Wait > 0 && cfg.Settle > cfg.Wait {
+		errs = append(errs, fmt.Errorf("settle: %v must not exceed wait (%v)", cfg.Settle, cfg.Wait))
+	}
+	if cfg.Wait > 0 && cfg.RolloutWait > 0 && cfg.RolloutWait < cfg.Wait {
+		errs = append(errs, fmt.Errorf("rollout_wait: %v must not be shorter than wait (%v)", cfg.RolloutWait, cfg.Wait))
+	}
+	if cfg.MaxPendingSpans <= 0 {
+		errs = append(errs, fmt.Errorf("max_pending_spans: must be positive, got %d", cfg.MaxPendingSpans))
+	}
+	if cfg.MaxPendingBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_pending_bytes: must be positive, got %d", cfg.MaxPendingBytes))
+	}
+	if cfg.Split.MaxJobLinks < 0 {
+		errs = append(errs, fmt.Errorf("split.max_job_links: must not be negative, got %d", cfg.Split.MaxJobLinks))
+	}
+	if cfg.Split.MaxTrackedJobs <= 0 {
+		errs = append(errs, fmt.Errorf("split.max_tracked_jobs: must be positive, got %d", cfg.Split.MaxTrackedJobs))
+	}
+	if cfg.Split.MaxTrackedRoots <= 0 {
+		errs = append(errs, fmt.Errorf("split.max_tracked_roots: must be positive, got %d", cfg.Split.MaxTrackedRoots))
+	}
+	for hostport, svc := range cfg.ServiceMap.Peers {
+		if !strings.Contains(hostport, ":") || svc == "" {
+			errs = append(errs, fmt.Errorf("service_map.peers: entry %q: %q must map host:port to a service name", hostport, svc))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// compileRolloutIDPattern anchors the rollout-id pattern so that it must match
+// a whole path segment.
+func compileRolloutIDPattern(p string) (*regexp.Regexp, error) {
+	if strings.TrimSpace(p) == "" {
+		return nil, errors.New("must not be empty")
+	}
+	re, err := regexp.Compile(`^(?:` + p + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %w", p, err)
+	}
+	if re.MatchString("") {
+		return nil, fmt.Errorf("%q matches the empty string", p)
+	}
+	return re, nil
+}

@@ -1,0 +1,67 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+)
+
+const (
+	defaultSettle      = 5 * time.Second
+	defaultWait        = 30 * time.Second
+	defaultRolloutWait = 2 * time.Hour
+)
+
+var componentType = component.MustNewType("gym")
+
+// NewFactory returns the factory of the gym processor.
+func NewFactory() processor.Factory {
+	return processor.NewFactory(
+		componentType,
+		createDefaultConfig,
+		processor.WithTraces(createTraces, component.StabilityLevelAlpha),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		RolloutAttribute:  "nemo.gym.rollout.id",
+		URLAttributes:     []string{"url.path", "http.target", "url.full", "http.url"},
+		URLPrefix:         "ng-rollout",
+		RolloutIDPattern:  "[A-Za-z0-9][A-Za-z0-9._-]*",
+		ServiceAttributes: []string{"service.name.override", "service.name"},
+		RunAttribute:      "nemo.run.id",
+		JobSpanNames:      []string{"gym.job"},
+		Settle:            defaultSettle,
+		Wait:              defaultWait,
+		RolloutWait:       defaultRolloutWait,
+		MaxPendingSpans:   1_000_000,
+		MaxPendingBytes:   512 << 20,
+		Split: SplitConfig{
+			Enabled:         true,
+			MaxJobLinks:     128,
+			MaxTrackedJobs:  1024,
+			JobTTL:          24 * time.Hour,
+			MaxTrackedRoots: 100_000,
+		},
+		ServiceMap: ServiceMapConfig{
+			Enabled:               true,
+			SynthesizeClientSpans: true,
+		},
+	}
+}
+
+func createTraces(
+	_ context.Context,
+	set processor.Settings,
+	cfg component.Config,
+	next consumer.Traces,
+) (processor.Traces, error) {
+	return newGymProcessor(set, cfg.(*Config), next)
+}
