@@ -1,0 +1,26 @@
+# otelcol-gym: the two commands a user needs are `make run` and `make test`.
+GO      ?= go
+BIN     := $(CURDIR)/bin
+OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
+
+.PHONY: run build test fuzz generate vet
+
+# Start the collector on the embedded default (config/standalone.yaml).
+run:
+	$(GO) run ./cmd/otelcol-gym
+
+build:
+	$(GO) build -o $(BIN)/otelcol-gym ./cmd/otelcol-gym
+	$(GO) build -o $(BIN)/gymsim ./cmd/gymsim
+
+vet:
+	$(GO) vet ./...
+
+# All tests, with the race detector. The binaries are built once and shared
+# by every end-to-end test.
+test: build vet
+	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m ./...
+
+# Regenerate cmd/otelcol-gym from builder-config.yaml with the pinned ocb.
+generate:
+	$(GO) run $(OCB) --config builder-config.yaml --skip-compilation --skip-get-modules

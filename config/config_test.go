@@ -1,0 +1,156 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func shippedConfigs(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"standalone.yaml", "forwarder.yaml", "gateway.yaml", "jaeger.yaml", "eval-submit.yaml"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("config/%s is missing (SPEC §2)", want)
+		}
+	}
+	out := map[string]map[string]any{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[f] = doc
+	}
+	return out
+}
+
+func mapAt(m map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		next, _ := m[k].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		m = next
+	}
+	return m
+}
+
+// TestEveryPipelineStartsWithMemoryLimiter: every pipeline of every shipped
+// config has memory_limiter as its first processor.
+func TestEveryPipelineStartsWithMemoryLimiter(t *testing.T) {
+	for file, doc := range shippedConfigs(t) {
+		pipelines := mapAt(doc, "service", "pipelines")
+		if len(pipelines) == 0 {
+			t.Errorf("%s: no pipelines", file)
+		}
+		for name, p := range pipelines {
+			procs, _ := p.(map[string]any)["processors"].([]any)
+			if len(procs) == 0 || procs[0] != "memory_limiter" {
+				t.Errorf("%s: pipeline %s does not start with memory_limiter: %v", file, name, procs)
+			}
+		}
+	}
+}
+
+// loopback accepts 127.0.0.1:<port>, or an env reference whose default is
+// 127.0.0.1 (the user's explicit choice to widen it).
+var loopback = regexp.MustCompile(`^(127\.0\.0\.1|\$\{env:[A-Z_]+:-127\.0\.0\.1\}):\d+$`)
+
+// TestListenersBindLoopback: every receiver and extension endpoint, and the
+// internal metrics, listen on loopback unless the environment says otherwise.
+func TestListenersBindLoopback(t *testing.T) {
+	for file, doc := range shippedConfigs(t) {
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, child := range v {
+					if k == "endpoint" || k == "host" {
+						s, _ := child.(string)
+						if k == "host" && s != "127.0.0.1" {
+							t.Errorf("%s: %s.host = %q, want 127.0.0.1", file, path, s)
+						}
+						if k == "endpoint" && !loopback.MatchString(s) {
+							t.Errorf("%s: %s.endpoint = %q is not loopback", file, path, s)
+						}
+						continue
+					}
+					walk(path+"."+k, child)
+				}
+			case []any:
+				for _, child := range v {
+					walk(path, child)
+				}
+			}
+		}
+		walk("receivers", doc["receivers"])
+		walk("extensions", doc["extensions"])
+		walk("service.telemetry", mapAt(doc, "service", "telemetry"))
+	}
+}
+
+// TestTracePipelinesRunGym: every shipped config but the forwarder runs gym
+// into gymspans; the forwarder runs neither (SPEC §6).
+func TestTracePipelinesRunGym(t *testing.T) {
+	for file, doc := range shippedConfigs(t) {
+		traces := mapAt(doc, "service", "pipelines", "traces")
+		procs, _ := traces["processors"].([]any)
+		exps, _ := traces["exporters"].([]any)
+		hasGym, hasSpans := slices.Contains(procs, any("gym")), slices.Contains(exps, any("gymspans"))
+		if file == "forwarder.yaml" {
+			if hasGym || hasSpans {
+				t.Errorf("%s: the forwarder must not run gym or gymspans", file)
+			}
+			continue
+		}
+		if !hasGym || !hasSpans {
+			t.Errorf("%s: traces pipeline lacks gym (%v) or gymspans (%v)", file, hasGym, hasSpans)
+		}
+	}
+}
+
+// TestEvalSubmitKeepsGymShape: eval-submit.yaml has the components Gym's
+// renderer writes, with gym after transform/identity and resource.
+func TestEvalSubmitKeepsGymShape(t *testing.T) {
+	doc := shippedConfigs(t)["eval-submit.yaml"]
+	for section, names := range map[string][]string{
+		"receivers":  {"prometheus", "otlp"},
+		"processors": {"transform/identity", "transform/metric_names", "resource", "batch", "gym"},
+		"exporters":  {"otlp_http/managed", "file/metrics", "file/traces", "file/logs", "gymspans"},
+	} {
+		for _, n := range names {
+			if _, ok := mapAt(doc, section)[n]; !ok {
+				t.Errorf("eval-submit.yaml: %s.%s is missing", section, n)
+			}
+		}
+	}
+	procs, _ := mapAt(doc, "service", "pipelines", "traces")["processors"].([]any)
+	order := strings.Join(toStrings(procs), " ")
+	if order != "memory_limiter transform/identity resource gym batch" {
+		t.Errorf("eval-submit.yaml traces processors = %q", order)
+	}
+}
+
+func toStrings(v []any) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i], _ = x.(string)
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binaries are built at most once per test process and shared by all tests.
+var (
+	buildDir  string
+	buildOnce = map[string]*sync.Once{"otelcol-gym": {}, "gymsim": {}}
+	builtPath = map[string]string{}
+	buildErr  = map[string]error{}
+	buildMu   sync.Mutex
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "otelcol-gym-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	buildDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the module root (the parent of this package's directory).
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the e2e package")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// binary returns the path of cmd/<name>: the one named by envVar when set,
+// else one built once for the whole test process.
+func binary(t testing.TB, name, envVar string) string {
+	t.Helper()
+	if p := os.Getenv(envVar); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%q: %v", envVar, p, err)
+		}
+		return p
+	}
+	root := repoRoot(t)
+	buildMu.Lock()
+	once := buildOnce[name]
+	buildMu.Unlock()
+	once.Do(func() {
+		out := filepath.Join(buildDir, name)
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		buildMu.Lock()
+		defer buildMu.Unlock()
+		if err != nil {
+			buildErr[name] = fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, stderr.String())
+			return
+		}
+		builtPath[name] = out
+	})
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if err := buildErr[name]; err != nil {
+		t.Fatal(err)
+	}
+	return builtPath[name]
+}
+
+func collectorBinary(t testing.TB) string { return binary(t, "otelcol-gym", "OTELCOL_GYM_BIN") }
+
+func gymsimBinary(t testing.TB) string { return binary(t, "gymsim", "GYMSIM_BIN") }
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ports are the loopback listeners of one collector under test.
+type ports struct {
+	GRPC, HTTP, Health, Metrics int
+}
+
+func newPorts(t testing.TB) ports {
+	return ports{GRPC: freePort(t), HTTP: freePort(t), Health: freePort(t), Metrics: freePort(t)}
+}
+
+// expand replaces ${GRPC}, ${HTTP}, ${HEALTH}, ${METRICS} and ${CAPTURE_DIR}
+// in a config template.
+func (p ports) expand(tmpl, captureDir string) string {
+	return strings.NewReplacer(
+		"${GRPC}", fmt.Sprint(p.GRPC),
+		"${HTTP}", fmt.Sprint(p.HTTP),
+		"${HEALTH}", fmt.Sprint(p.Health),
+		"${METRICS}", fmt.Sprint(p.Metrics),
+		"${CAPTURE_DIR}", captureDir,
+	).Replace(tmpl)
+}
+
+// collector is one otelcol-gym subprocess.
+type collector struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	ports  ports
+	stderr *lockedBuffer
+	done   chan struct{}
+	err    error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startCollector runs the binary with args and extra environment, and waits
+// until its health check answers on p.Health (when the config has one) or
+// until it exits. It is stopped with SIGTERM when the test ends.
+func startCollector(t testing.TB, p ports, env []string, args ...string) *collector {
+	t.Helper()
+	cmd := exec.Command(collectorBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	c := &collector{t: t, cmd: cmd, ports: p, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout = c.stderr
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-c.done
+		}
+		if t.Failed() {
+			t.Logf("collector output:\n%s", c.stderr.String())
+		}
+	})
+	c.waitHealthy()
+	return c
+}
+
+// waitHealthy polls the health endpoint; it gives up when the process exits
+// or after a generous bound.
+func (c *collector) waitHealthy() {
+	c.t.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", c.ports.Health)
+	deadline := time.Now().Add(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-c.done:
+			c.t.Fatalf("collector exited before it was healthy: %v\n%s", c.err, c.stderr.String())
+		case <-tick.C:
+		}
+	}
+	c.t.Fatalf("collector not healthy on %s\n%s", url, c.stderr.String())
+}
+
+// stop sends SIGTERM and waits for the exit; it returns the exit error.
+func (c *collector) stop() error {
+	c.t.Helper()
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(60 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		return errors.New("collector did not exit within 60s of SIGTERM")
+	}
+	return c.err
+}
+
+// kill sends SIGKILL and waits for the exit.
+func (c *collector) kill() {
+	_ = c.cmd.Process.Kill()
+	<-c.done
+}
+
+// runCmd runs a binary to completion with a deadline and returns its output.
+func runCmd(t testing.TB, timeout time.Duration, env []string, bin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// writeFile writes content to dir/name and returns the path.
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
