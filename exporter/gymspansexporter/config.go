@@ -124,6 +124,9 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q must be a plain file name inside capture_dir", key, name))
 		}
 	}
+	if cfg.CombinedFile != "" && cfg.CombinedFile == cfg.RolloutsFile {
+		errs = append(errs, fmt.Errorf("rollouts_file: %q is also the combined_file", cfg.RolloutsFile))
+	}
 	if cfg.ServiceMap.Enabled && (cfg.ServiceMap.JSONFile == "" || cfg.ServiceMap.MarkdownFile == "") {
 		errs = append(errs, errors.New("service_map: json_file and markdown_file must be set when enabled"))
 	}

@@ -8,73 +8,576 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
 
-// spansExporter is, for now, a minimal writer of the combined file in OTLP
-// JSON; the per-rollout layout and the console format land in their own change.
+// spansExporter writes every span into the capture dir (SPEC §5.1, §5.2):
+//
+//	pushTraces → encode each span once (console or OTLP/JSON) → group lines per file
+//	(per-rollout, combined, rollouts.jsonl) → fileStore.appendLines per file
+//	(flock, torn tail, one write(2)) → the spans of failed files back to the caller
+//
+// One batch is encoded and written at a time (mu); the disk, not the
+// encoder, is the bottleneck, and the retry and rollout tables need no other
+// lock. Nothing is queued in memory: when ConsumeTraces returns nil, every
+// line is in the kernel (a kill -9 loses none); the flusher fsyncs.
+//
+// Partial failure. A span's lines go to up to three files. When some of
+// those appends fail, the returned consumererror.Traces holds exactly the
+// spans with a line in a failed file, and the retry table remembers, for
+// each of them, the files that already hold its line. When a span comes
+// again (a retry of the returned data, or the sender re-sending the batch),
+// its line goes only to the files that lack it, so once writes succeed
+// every span is in every file exactly once. The table is bounded
+// (maxRetrySpans, oldest forgotten first); it is empty while writes succeed.
 type spansExporter struct {
-	cfg    *Config
-	logger *zap.Logger
+	cfg      *Config
+	logger   *zap.Logger
+	logs     *logLimiter
+	metrics  *exporterMetrics
+	tmpl     *pathTemplate
+	rot      *rotation
+	otlp     bool
+	write    sysWrite
+	filePerm os.FileMode
+	dirPerm  os.FileMode
 
-	mu       sync.Mutex
-	combined *os.File
+	// observers see every span once it is written; the service-map writer
+	// (service_map.*) plugs in here.
+	observers []spanObserver
+
+	mu      sync.Mutex
+	store   *fileStore
+	batch   batch
+	retry   *boundedTable[[]string] // span → files already holding its line
+	errs    *boundedTable[int]      // (run, rollout) → ERROR spans seen
+	stop    chan struct{}
+	stopped chan struct{}
 }
+
+// spanObserver is told about every span written, and flushed with the files.
+type spanObserver interface {
+	observe(res pcommon.Resource, span ptrace.Span)
+	flush() error
+	shutdown() error
+}
+
+const (
+	maxRetrySpans      = 1 << 17
+	maxTrackedRollouts = 1 << 17
+)
 
 func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gymspans exporter: %w", err)
 	}
-	return &spansExporter{cfg: cfg, logger: set.Logger}, nil
+	logs := newLogLimiter(set.Logger, time.Minute)
+	m, err := newExporterMetrics(set.TelemetrySettings, logs)
+	if err != nil {
+		return nil, fmt.Errorf("gymspans exporter: metrics: %w", err)
+	}
+	filePerm, _ := parsePerm(cfg.FilePermissions)
+	dirPerm, _ := parsePerm(cfg.DirectoryPermissions)
+	tmpl := newPathTemplate(cfg.PathTemplate, cfg.CombinedFile, cfg.RolloutsFile, cfg.ServiceMap.JSONFile, cfg.ServiceMap.MarkdownFile)
+	tmpl.rotated = cfg.CombinedFile
+	return &spansExporter{
+		cfg:      cfg,
+		logger:   set.Logger,
+		logs:     logs,
+		metrics:  m,
+		tmpl:     tmpl,
+		rot:      &rotation{maxBytes: int64(cfg.Rotation.MaxMegabytes) << 20, maxBackups: cfg.Rotation.MaxBackups},
+		otlp:     cfg.Format == formatOTLPJSON,
+		write:    defaultWrite,
+		filePerm: filePerm,
+		dirPerm:  dirPerm,
+		retry:    newBoundedTable[[]string](maxRetrySpans),
+		errs:     newBoundedTable[int](maxTrackedRollouts),
+	}, nil
 }
 
 func (e *spansExporter) start(context.Context, component.Host) error {
-	dirPerm, _ := parsePerm(e.cfg.DirectoryPermissions)
-	filePerm, _ := parsePerm(e.cfg.FilePermissions)
-	if err := ensureDir(e.cfg.CaptureDir, dirPerm); err != nil {
+	if err := ensureDir(e.cfg.CaptureDir, e.dirPerm); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
 	}
-	if e.cfg.CombinedFile == "" {
-		return nil
-	}
-	f, err := os.OpenFile(filepath.Join(e.cfg.CaptureDir, e.cfg.CombinedFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, e.cfg.MaxOpenFiles, e.metrics)
 	if err != nil {
-		return fmt.Errorf("gymspans exporter: combined_file: %w", err)
+		return fmt.Errorf("gymspans exporter: %w", err)
 	}
-	e.combined = f
+	store.write = e.write
+	e.mu.Lock()
+	e.store = store
+	e.stop = make(chan struct{})
+	e.stopped = make(chan struct{})
+	e.mu.Unlock()
+	go e.flushLoop(e.stop, e.stopped)
 	return nil
+}
+
+// flushLoop fsyncs what was written, at most every flush_interval.
+func (e *spansExporter) flushLoop(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(e.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			_ = e.store.flush() // failures are counted and logged by the store
+			for _, o := range e.observers {
+				if err := o.flush(); err != nil {
+					e.logs.warn("observer", "flush failed", zap.Error(err))
+				}
+			}
+		}
+	}
 }
 
 func (e *spansExporter) shutdown(context.Context) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.combined == nil {
+	store, stop, stopped := e.store, e.stop, e.stopped
+	e.store = nil
+	e.mu.Unlock()
+	if store == nil {
 		return nil
 	}
-	err := errors.Join(e.combined.Sync(), e.combined.Close())
-	e.combined = nil
-	return err
+	close(stop)
+	<-stopped
+	var errs []error
+	for _, o := range e.observers {
+		errs = append(errs, o.shutdown())
+	}
+	errs = append(errs, store.close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("gymspans exporter: shutdown: %w", err)
+	}
+	return nil
+}
+
+// spanRef locates a span of the batch in its Traces.
+type spanRef struct {
+	rs, ss, sp int32
+	retried    bool // the retry table had it: some files already hold its line
+}
+
+// fileBatch is the bytes one file gets from one batch.
+type fileBatch struct {
+	name  string
+	kind  string
+	buf   []byte
+	lines int
+	spans []int32 // indexes into batch.refs
+	ok    bool
+	// OTLP/JSON assembly: the ResourceSpans and ScopeSpans open in buf.
+	rs, ss int32
+}
+
+// batch is the per-push scratch state, reused across pushes.
+type batch struct {
+	files     []*fileBatch
+	free      []*fileBatch
+	byName    map[string]*fileBatch
+	byRollout map[[2]string]*fileBatch
+	refs      []spanRef
+	roots     []int32
+	failed    []bool
+	line      []byte
+	res       []byte
+	scope     []byte
+}
+
+func (b *batch) reset() {
+	for _, fb := range b.files {
+		fb.buf, fb.spans = fb.buf[:0], fb.spans[:0]
+		fb.lines, fb.ok = 0, false
+		b.free = append(b.free, fb)
+	}
+	b.files = b.files[:0]
+	clear(b.byName)
+	clear(b.byRollout)
+	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
+	// Do not keep huge buffers (a 1 MiB attribute) alive between batches.
+	if cap(b.line) > 1<<20 {
+		b.line = nil
+	}
+}
+
+func (b *batch) file(name, kind string) *fileBatch {
+	if fb := b.byName[name]; fb != nil {
+		return fb
+	}
+	var fb *fileBatch
+	if n := len(b.free); n > 0 {
+		fb, b.free = b.free[n-1], b.free[:n-1]
+	} else {
+		fb = &fileBatch{}
+	}
+	fb.name, fb.kind, fb.rs, fb.ss = name, kind, -1, -1
+	if b.byName == nil {
+		b.byName = map[string]*fileBatch{}
+	}
+	b.byName[name] = fb
+	b.files = append(b.files, fb)
+	return fb
 }
 
 func (e *spansExporter) pushTraces(_ context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.combined == nil {
+	if e.store == nil {
+		return errors.New("gymspans exporter: not started")
+	}
+	b := &e.batch
+	defer b.reset()
+	e.encode(b, td)
+	e.encodeRoots(b, td)
+	return e.writeBatch(b, td)
+}
+
+// encode fills b with every span's lines, grouped per file.
+func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
+	if b.byRollout == nil {
+		b.byRollout = map[[2]string]*fileBatch{}
+	}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		resAttrs := rs.Resource().Attributes()
+		run := strAttr(resAttrs, attrRunID)
+		resRollout := strAttr(resAttrs, attrRolloutID)
+		if e.otlp {
+			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource())
+		} else {
+			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl())
+		}
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			if e.otlp {
+				b.scope = appendOTLPScopeOpen(b.scope[:0], ss.Scope())
+			} else {
+				b.scope = appendConsoleScope(b.scope[:0], ss.Scope())
+			}
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				idx := int32(len(b.refs))
+				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
+				var done []string
+				if e.retry.len() > 0 {
+					done, ref.retried = e.retry.get(spanKey(span.TraceID(), span.SpanID()))
+				}
+				b.refs = append(b.refs, ref)
+				if e.otlp {
+					b.line = appendOTLPSpan(b.line[:0], span)
+				} else {
+					b.line = appendConsoleSpan(b.line[:0], span, b.res, b.scope)
+				}
+				rollout := strAttr(span.Attributes(), attrRolloutID)
+				if rollout == "" {
+					rollout = resRollout
+				}
+				if rollout != "" {
+					spanRun := run
+					if spanRun == "" {
+						spanRun = strAttr(span.Attributes(), attrSpanRunID)
+					}
+					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
+						k := rolloutKey(spanRun, rollout)
+						n, _ := e.errs.get(k)
+						e.errs.put(k, n+1)
+					}
+					if span.ParentSpanID().IsEmpty() && e.cfg.RolloutsFile != "" && !contains(done, e.cfg.RolloutsFile) {
+						b.roots = append(b.roots, idx)
+					}
+					if fb := e.rolloutFile(b, spanRun, rollout); fb != nil && !contains(done, fb.name) {
+						e.add(b, fb, idx, td)
+					}
+				}
+				if e.cfg.CombinedFile != "" && !contains(done, e.cfg.CombinedFile) {
+					e.add(b, b.file(e.cfg.CombinedFile, fileKindCombined), idx, td)
+				}
+			}
+		}
+	}
+	if e.otlp {
+		for _, fb := range b.files {
+			e.finishOTLP(fb, td)
+		}
+	}
+}
+
+// rolloutFile returns the batch file of (run, rollout), or nil when the ids
+// may not become a file name (counted and logged).
+func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
+	key := [2]string{run, rollout}
+	if fb, ok := b.byRollout[key]; ok {
+		return fb
+	}
+	name, reason := e.tmpl.render(run, rollout)
+	var fb *fileBatch
+	if reason != "" {
+		e.metrics.reject(reason, 1)
+		e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
+			zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(truncate(rollout, 256))),
+			zap.String("run_id", strconv.QuoteToASCII(truncate(run, 256))))
+	} else {
+		fb = b.file(name, fileKindRollout)
+	}
+	b.byRollout[key] = fb
+	return fb
+}
+
+func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces) {
+	fb.spans = append(fb.spans, idx)
+	if !e.otlp {
+		fb.buf = append(fb.buf, b.line...)
+		fb.lines++
+		return
+	}
+	ref := b.refs[idx]
+	switch {
+	case fb.rs < 0:
+		fb.buf = append(fb.buf, `{"resourceSpans":[`...)
+		fb.buf = append(fb.buf, b.res...)
+		fb.buf = append(fb.buf, b.scope...)
+		fb.lines = 1
+	case fb.rs != ref.rs:
+		fb.buf = e.closeOTLPGroups(fb, td)
+		fb.buf = append(fb.buf, ',')
+		fb.buf = append(fb.buf, b.res...)
+		fb.buf = append(fb.buf, b.scope...)
+	case fb.ss != ref.ss:
+		rs := td.ResourceSpans().At(int(fb.rs))
+		fb.buf = appendOTLPScopeClose(fb.buf, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+		fb.buf = append(fb.buf, ',')
+		fb.buf = append(fb.buf, b.scope...)
+	default:
+		fb.buf = append(fb.buf, ',')
+	}
+	fb.rs, fb.ss = ref.rs, ref.ss
+	fb.buf = append(fb.buf, b.line...)
+}
+
+func (e *spansExporter) closeOTLPGroups(fb *fileBatch, td ptrace.Traces) []byte {
+	rs := td.ResourceSpans().At(int(fb.rs))
+	buf := appendOTLPScopeClose(fb.buf, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+	return appendOTLPResourceClose(buf, rs.SchemaUrl())
+}
+
+func (e *spansExporter) finishOTLP(fb *fileBatch, td ptrace.Traces) {
+	if fb.kind == fileKindRollouts || fb.rs < 0 {
+		return
+	}
+	fb.buf = e.closeOTLPGroups(fb, td)
+	fb.buf = append(fb.buf, ']', '}', '\n')
+}
+
+// encodeRoots writes one rollouts.jsonl line per rollout root of the batch
+// (a span with nemo.gym.rollout.id and no parent):
+//
+//	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
+//	 "status","error_count","service_name","name"}
+//
+// error_count is the number of spans of the same (run, rollout) with status
+// ERROR that this exporter has consumed up to and including the root's batch
+// (the root ends last, so normally all of them). Spans arriving after the
+// root are not reflected. The count table is per process and bounded
+// (maxTrackedRollouts rollouts, oldest forgotten first).
+func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
+	if len(b.roots) == 0 {
+		return
+	}
+	fb := b.file(e.cfg.RolloutsFile, fileKindRollouts)
+	for _, idx := range b.roots {
+		ref := b.refs[idx]
+		rs := td.ResourceSpans().At(int(ref.rs))
+		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+		resAttrs := rs.Resource().Attributes()
+		rollout := strAttr(span.Attributes(), attrRolloutID)
+		if rollout == "" {
+			rollout = strAttr(resAttrs, attrRolloutID)
+		}
+		run := strAttr(resAttrs, attrRunID)
+		if run == "" {
+			run = strAttr(span.Attributes(), attrSpanRunID)
+		}
+		n, _ := e.errs.get(rolloutKey(run, rollout))
+		tid, sid := span.TraceID(), span.SpanID()
+		buf := fb.buf
+		buf = append(buf, `{"rollout_id":`...)
+		buf = appendJSONString(buf, rollout)
+		buf = append(buf, `,"run_id":`...)
+		buf = appendJSONString(buf, run)
+		buf = append(buf, `,"trace_id":"`...)
+		buf = appendHex(buf, tid[:])
+		buf = append(buf, `","root_span_id":"`...)
+		buf = appendHex(buf, sid[:])
+		buf = append(buf, `","start_time":`...)
+		buf = appendConsoleTime(buf, uint64(span.StartTimestamp()))
+		buf = append(buf, `,"end_time":`...)
+		buf = appendConsoleTime(buf, uint64(span.EndTimestamp()))
+		buf = append(buf, `,"status":"`...)
+		buf = append(buf, statusName(span.Status().Code())...)
+		buf = append(buf, `","error_count":`...)
+		buf = strconv.AppendInt(buf, int64(n), 10)
+		buf = append(buf, `,"service_name":`...)
+		buf = appendJSONString(buf, serviceOf(resAttrs))
+		buf = append(buf, `,"name":`...)
+		buf = appendJSONString(buf, span.Name())
+		buf = append(buf, '}', '\n')
+		fb.buf = buf
+		fb.lines++
+		fb.spans = append(fb.spans, idx)
+	}
+}
+
+// writeBatch appends every file's bytes and returns the spans that have a
+// line in a failed file.
+func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
+	var errs []error
+	for _, fb := range b.files {
+		if len(fb.buf) == 0 {
+			fb.ok = true
+			continue
+		}
+		var rot *rotation
+		if fb.kind == fileKindCombined {
+			rot = e.rot
+		}
+		err := e.store.appendLines(fb.name, fb.buf, rot)
+		switch {
+		case err == nil:
+			fb.ok = true
+			e.metrics.written(fb.kind, fb.lines, len(fb.buf))
+		case fb.kind == fileKindRollout && errors.Is(err, errUnsafeFile):
+			// A symlink or other planted file under a rollout's name: never
+			// write through it; the spans are in the combined file.
+			fb.ok = true
+			e.metrics.reject(rejectUnsafeFile, len(fb.spans))
+			e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(err))
+		default:
+			e.metrics.writeFailed(fb.kind)
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		for i := range b.refs {
+			if b.refs[i].retried {
+				ref := b.refs[i]
+				span := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+				e.retry.delete(spanKey(span.TraceID(), span.SpanID()))
+			}
+		}
+		e.observe(b, td)
 		return nil
 	}
-	var m ptrace.JSONMarshaler
-	b, err := m.MarshalTraces(td)
-	if err != nil {
-		return fmt.Errorf("gymspans exporter: encode: %w", err)
+	return e.partialFailure(b, td, errs)
+}
+
+func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error) error {
+	b.failed = append(b.failed[:0], make([]bool, len(b.refs))...)
+	for _, fb := range b.files {
+		if !fb.ok {
+			for _, idx := range fb.spans {
+				b.failed[idx] = true
+			}
+		}
 	}
-	_, err = e.combined.Write(append(b, '\n'))
-	return err
+	spanAt := func(ref spanRef) ptrace.Span {
+		return td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+	}
+	// Remember, per failed span, the files that hold its line now.
+	written := map[int32][]string{}
+	for _, fb := range b.files {
+		if fb.ok {
+			for _, idx := range fb.spans {
+				if b.failed[idx] {
+					written[idx] = append(written[idx], fb.name)
+				}
+			}
+		}
+	}
+	out := ptrace.NewTraces()
+	lastRS, lastSS := int32(-1), int32(-1)
+	var ors ptrace.ResourceSpans
+	var oss ptrace.ScopeSpans
+	unwritten := 0
+	for idx, ref := range b.refs {
+		span := spanAt(ref)
+		key := spanKey(span.TraceID(), span.SpanID())
+		if !b.failed[idx] {
+			if ref.retried {
+				e.retry.delete(key)
+			}
+			continue
+		}
+		prev, _ := e.retry.get(key)
+		e.retry.put(key, append(prev, written[int32(idx)]...))
+		unwritten++
+		if ref.rs != lastRS {
+			src := td.ResourceSpans().At(int(ref.rs))
+			ors = out.ResourceSpans().AppendEmpty()
+			src.Resource().CopyTo(ors.Resource())
+			ors.SetSchemaUrl(src.SchemaUrl())
+			lastRS, lastSS = ref.rs, -1
+		}
+		if ref.ss != lastSS {
+			src := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss))
+			oss = ors.ScopeSpans().AppendEmpty()
+			src.Scope().CopyTo(oss.Scope())
+			oss.SetSchemaUrl(src.SchemaUrl())
+			lastSS = ref.ss
+		}
+		span.CopyTo(oss.Spans().AppendEmpty())
+	}
+	e.observe(b, td)
+	err := fmt.Errorf("gymspans exporter: %d of %d spans not written to every file: %w", unwritten, len(b.refs), errors.Join(errs...))
+	return consumererror.NewTraces(err, out)
+}
+
+// observe hands the spans whose lines are now in every file to the
+// observers (a span that failed before is observed when its retry succeeds).
+func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
+	if len(e.observers) == 0 {
+		return
+	}
+	for idx, ref := range b.refs {
+		if len(b.failed) > 0 && b.failed[idx] {
+			continue
+		}
+		rs := td.ResourceSpans().At(int(ref.rs))
+		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+		for _, o := range e.observers {
+			o.observe(rs.Resource(), span)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // ensureDir creates a missing capture dir with perm (not subject to umask).

@@ -1,0 +1,744 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+// The line encoders of SPEC §5.2. Both append to a caller-owned []byte and
+// allocate nothing per span once that buffer has grown.
+//
+// Console lines follow Python's ReadableSpan.to_json (opentelemetry-sdk 1.44,
+// the shape Gym prints with NEMO_GYM_OTEL_EXPORTER=console), key for key and
+// in its order, followed by flat fields for jq:
+//
+//	name, context{trace_id "0x..", span_id "0x..", trace_state}, kind "SpanKind.X",
+//	parent_id "0x.."|null, start_time, end_time, status{status_code, description?},
+//	attributes, events[{name, timestamp, attributes}], links[{context, attributes}],
+//	resource{attributes, schema_url},
+//	trace_id, span_id, parent_span_id, start_time_unix_nano, end_time_unix_nano,
+//	scope{name, version}
+//
+// Where Python and JSON disagree, the line stays valid JSON:
+//   - Strings are escaped by JSON rules; bytes that are not valid UTF-8 become
+//     U+FFFD (Python would never hold them). Non-ASCII is written as UTF-8,
+//     not \u escapes, and separators are compact (",", ":"): a JSON reader
+//     sees the same values as in Python's output.
+//   - NaN and ±Inf doubles, which Python prints as the invalid tokens NaN and
+//     Infinity, are written as the strings "NaN", "Infinity", "-Infinity"
+//     (the proto3 JSON convention, also used by format otlp_json).
+//   - A double keeps a fraction or exponent ("1.0", "1e+21") so Python's
+//     json.loads reads it back as a float, as Python's repr would.
+//   - Bytes values are base64 strings, maps are objects, empty values null.
+//   - Times are UTC with microseconds, truncated (Python rounds through a
+//     float, which can differ in the last digit); a zero start or end time
+//     is null, as in Python.
+//   - trace_state is Python's repr of the list of entries
+//     ("['{key=a, value=b}']"); "[]" when empty.
+//
+// OTLP/JSON lines (format otlp_json) are ExportTraceServiceRequests with the
+// fields, names and order of pdata's ptrace.JSONMarshaler, so the pdata and
+// collector JSON readers (and fileexporter's consumers) read them; a span's
+// encoding is computed once and shared by every file it goes to.
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Bytes that are not valid
+// UTF-8 are replaced with U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func appendHex(b []byte, id []byte) []byte {
+	for _, c := range id {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return b
+}
+
+// appendConsoleDouble writes f as a JSON number that reads back as a float,
+// or as the string "NaN", "Infinity" or "-Infinity".
+func appendConsoleDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	start := len(b)
+	b = appendFloat(b, f)
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' {
+			return b
+		}
+	}
+	return append(b, '.', '0')
+}
+
+// appendFloat formats a finite f as encoding/json does: the shortest
+// representation, in exponent form only for very small or large values.
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendISOTime writes ns since the epoch as "2006-01-02T15:04:05.000000Z".
+func appendISOTime(b []byte, ns uint64) []byte {
+	if ns > math.MaxInt64 {
+		ns = math.MaxInt64
+	}
+	b = append(b, '"')
+	b = time.Unix(0, int64(ns)).UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+	return append(b, '"')
+}
+
+// appendConsoleValue writes v as a plain JSON value.
+func appendConsoleValue(b []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return appendJSONString(b, v.Str())
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		return appendConsoleDouble(b, v.Double())
+	case pcommon.ValueTypeBytes:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes().AsRaw())
+		return append(b, '"')
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		b = append(b, '[')
+		for i := 0; i < s.Len(); i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendConsoleValue(b, s.At(i))
+		}
+		return append(b, ']')
+	case pcommon.ValueTypeMap:
+		return appendConsoleMap(b, v.Map())
+	default:
+		return append(b, "null"...)
+	}
+}
+
+func appendConsoleMap(b []byte, m pcommon.Map) []byte {
+	b = append(b, '{')
+	first := true
+	m.Range(func(k string, v pcommon.Value) bool {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendConsoleValue(b, v)
+		return true
+	})
+	return append(b, '}')
+}
+
+// appendTraceStateRepr writes Python's repr(TraceState) for a W3C
+// tracestate header: the str() of a list of "{key=k, value=v}" strings.
+func appendTraceStateRepr(b []byte, ts string) []byte {
+	var repr []byte
+	repr = append(repr, '[')
+	n := 0
+	for _, member := range strings.Split(ts, ",") {
+		member = strings.TrimSpace(member)
+		k, v, ok := strings.Cut(member, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if n > 0 {
+			repr = append(repr, ", "...)
+		}
+		n++
+		repr = appendPythonStrRepr(repr, "{key="+k+", value="+v+"}")
+	}
+	repr = append(repr, ']')
+	return appendJSONString(b, string(repr))
+}
+
+// appendPythonStrRepr writes repr(s) for a Python str: single quotes unless
+// s holds a single quote and no double quote.
+func appendPythonStrRepr(b []byte, s string) []byte {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	b = append(b, q)
+	for i := 0; i < len(s); i++ {
+		if s[i] == q || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, q)
+}
+
+func appendConsoleContext(b []byte, tid pcommon.TraceID, sid pcommon.SpanID, ts string) []byte {
+	b = append(b, `{"trace_id":"0x`...)
+	b = appendHex(b, tid[:])
+	b = append(b, `","span_id":"0x`...)
+	b = appendHex(b, sid[:])
+	b = append(b, `","trace_state":`...)
+	if ts == "" {
+		b = append(b, `"[]"`...)
+	} else {
+		b = appendTraceStateRepr(b, ts)
+	}
+	return append(b, '}')
+}
+
+var consoleKinds = [...]string{
+	ptrace.SpanKindUnspecified: `"SpanKind.INTERNAL"`,
+	ptrace.SpanKindInternal:    `"SpanKind.INTERNAL"`,
+	ptrace.SpanKindServer:      `"SpanKind.SERVER"`,
+	ptrace.SpanKindClient:      `"SpanKind.CLIENT"`,
+	ptrace.SpanKindProducer:    `"SpanKind.PRODUCER"`,
+	ptrace.SpanKindConsumer:    `"SpanKind.CONSUMER"`,
+}
+
+func consoleKind(k ptrace.SpanKind) string {
+	if int(k) >= 0 && int(k) < len(consoleKinds) {
+		return consoleKinds[k]
+	}
+	return `"SpanKind.INTERNAL"`
+}
+
+var statusCodes = [...]string{
+	ptrace.StatusCodeUnset: "UNSET",
+	ptrace.StatusCodeOk:    "OK",
+	ptrace.StatusCodeError: "ERROR",
+}
+
+func statusName(c ptrace.StatusCode) string {
+	if int(c) >= 0 && int(c) < len(statusCodes) {
+		return statusCodes[c]
+	}
+	return "UNSET"
+}
+
+// appendConsoleResource writes the "resource" value of a console line once
+// per ResourceSpans: {"attributes":{...},"schema_url":"..."}.
+func appendConsoleResource(b []byte, res pcommon.Resource, schemaURL string) []byte {
+	b = append(b, `{"attributes":`...)
+	b = appendConsoleMap(b, res.Attributes())
+	b = append(b, `,"schema_url":`...)
+	b = appendJSONString(b, schemaURL)
+	return append(b, '}')
+}
+
+// appendConsoleScope writes the flat "scope" value: {"name":..,"version":..}.
+func appendConsoleScope(b []byte, scope pcommon.InstrumentationScope) []byte {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, scope.Name())
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, scope.Version())
+	return append(b, '}')
+}
+
+// appendConsoleSpan appends one console line (with its '\n'). resource and
+// scope are the pre-encoded values of appendConsoleResource and
+// appendConsoleScope.
+func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte) []byte {
+	tid, sid, pid := span.TraceID(), span.SpanID(), span.ParentSpanID()
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, span.Name())
+	b = append(b, `,"context":`...)
+	b = appendConsoleContext(b, tid, sid, span.TraceState().AsRaw())
+	b = append(b, `,"kind":`...)
+	b = append(b, consoleKind(span.Kind())...)
+	b = append(b, `,"parent_id":`...)
+	if pid.IsEmpty() {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `"0x`...)
+		b = appendHex(b, pid[:])
+		b = append(b, '"')
+	}
+	b = append(b, `,"start_time":`...)
+	b = appendConsoleTime(b, uint64(span.StartTimestamp()))
+	b = append(b, `,"end_time":`...)
+	b = appendConsoleTime(b, uint64(span.EndTimestamp()))
+	st := span.Status()
+	b = append(b, `,"status":{"status_code":"`...)
+	b = append(b, statusName(st.Code())...)
+	b = append(b, '"')
+	if msg := st.Message(); msg != "" {
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, msg)
+	}
+	b = append(b, `},"attributes":`...)
+	b = appendConsoleMap(b, span.Attributes())
+	b = append(b, `,"events":[`...)
+	events := span.Events()
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, ev.Name())
+		b = append(b, `,"timestamp":`...)
+		b = appendISOTime(b, uint64(ev.Timestamp()))
+		b = append(b, `,"attributes":`...)
+		b = appendConsoleMap(b, ev.Attributes())
+		b = append(b, '}')
+	}
+	b = append(b, `],"links":[`...)
+	links := span.Links()
+	for i := 0; i < links.Len(); i++ {
+		l := links.At(i)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"context":`...)
+		b = appendConsoleContext(b, l.TraceID(), l.SpanID(), l.TraceState().AsRaw())
+		b = append(b, `,"attributes":`...)
+		b = appendConsoleMap(b, l.Attributes())
+		b = append(b, '}')
+	}
+	b = append(b, `],"resource":`...)
+	b = append(b, resource...)
+	b = append(b, `,"trace_id":"`...)
+	b = appendHex(b, tid[:])
+	b = append(b, `","span_id":"`...)
+	b = appendHex(b, sid[:])
+	b = append(b, `","parent_span_id":"`...)
+	if !pid.IsEmpty() {
+		b = appendHex(b, pid[:])
+	}
+	b = append(b, `","start_time_unix_nano":`...)
+	b = strconv.AppendUint(b, uint64(span.StartTimestamp()), 10)
+	b = append(b, `,"end_time_unix_nano":`...)
+	b = strconv.AppendUint(b, uint64(span.EndTimestamp()), 10)
+	b = append(b, `,"scope":`...)
+	b = append(b, scope...)
+	return append(b, '}', '\n')
+}
+
+func appendConsoleTime(b []byte, ns uint64) []byte {
+	if ns == 0 {
+		return append(b, "null"...)
+	}
+	return appendISOTime(b, ns)
+}
+
+// --- OTLP/JSON -------------------------------------------------------------
+
+func appendOTLPQuotedUint(b []byte, v uint64) []byte {
+	b = append(b, '"')
+	b = strconv.AppendUint(b, v, 10)
+	return append(b, '"')
+}
+
+func appendOTLPDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	return appendFloat(b, f)
+}
+
+func appendOTLPValue(b []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		b = append(b, `{"stringValue":`...)
+		b = appendJSONString(b, v.Str())
+	case pcommon.ValueTypeBool:
+		b = append(b, `{"boolValue":`...)
+		b = strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeInt:
+		b = append(b, `{"intValue":"`...)
+		b = strconv.AppendInt(b, v.Int(), 10)
+		b = append(b, '"')
+	case pcommon.ValueTypeDouble:
+		b = append(b, `{"doubleValue":`...)
+		b = appendOTLPDouble(b, v.Double())
+	case pcommon.ValueTypeBytes:
+		b = append(b, `{"bytesValue":"`...)
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes().AsRaw())
+		b = append(b, '"')
+	case pcommon.ValueTypeSlice:
+		b = append(b, `{"arrayValue":{`...)
+		s := v.Slice()
+		if s.Len() > 0 {
+			b = append(b, `"values":[`...)
+			for i := 0; i < s.Len(); i++ {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendOTLPValue(b, s.At(i))
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	case pcommon.ValueTypeMap:
+		b = append(b, `{"kvlistValue":{`...)
+		if v.Map().Len() > 0 {
+			b = append(b, `"values":`...)
+			b = appendOTLPAttributes(b, v.Map())
+		}
+		b = append(b, '}')
+	default:
+		b = append(b, '{')
+	}
+	return append(b, '}')
+}
+
+// appendOTLPAttributes writes a non-empty map as [{"key":..,"value":{..}},..].
+func appendOTLPAttributes(b []byte, m pcommon.Map) []byte {
+	b = append(b, '[')
+	first := true
+	m.Range(func(k string, v pcommon.Value) bool {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '{')
+		if k != "" {
+			b = append(b, `"key":`...)
+			b = appendJSONString(b, k)
+			b = append(b, ',')
+		}
+		b = append(b, `"value":`...)
+		b = appendOTLPValue(b, v)
+		b = append(b, '}')
+		return true
+	})
+	return append(b, ']')
+}
+
+// appendOTLPAttrsField writes `,"attributes":[...]` when m is not empty;
+// lead is the separator before it.
+func appendOTLPAttrsField(b []byte, lead string, m pcommon.Map) []byte {
+	if m.Len() == 0 {
+		return b
+	}
+	b = append(b, lead...)
+	b = append(b, `"attributes":`...)
+	return appendOTLPAttributes(b, m)
+}
+
+func appendOTLPDropped(b []byte, field string, n uint32) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, `,"`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	return strconv.AppendUint(b, uint64(n), 10)
+}
+
+// appendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`; the
+// group is closed by appendOTLPResourceClose.
+func appendOTLPResourceOpen(b []byte, res pcommon.Resource) []byte {
+	b = append(b, `{"resource":{`...)
+	b = appendOTLPAttrsField(b, "", res.Attributes())
+	if n := res.DroppedAttributesCount(); n != 0 {
+		if res.Attributes().Len() > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	return append(b, `},"scopeSpans":[`...)
+}
+
+func appendOTLPResourceClose(b []byte, schemaURL string) []byte {
+	b = append(b, ']')
+	if schemaURL != "" {
+		b = append(b, `,"schemaUrl":`...)
+		b = appendJSONString(b, schemaURL)
+	}
+	return append(b, '}')
+}
+
+// appendOTLPScopeOpen writes `{"scope":{...},"spans":[`.
+func appendOTLPScopeOpen(b []byte, scope pcommon.InstrumentationScope) []byte {
+	b = append(b, `{"scope":{`...)
+	sep := ""
+	if scope.Name() != "" {
+		b = append(b, `"name":`...)
+		b = appendJSONString(b, scope.Name())
+		sep = ","
+	}
+	if scope.Version() != "" {
+		b = append(b, sep...)
+		b = append(b, `"version":`...)
+		b = appendJSONString(b, scope.Version())
+		sep = ","
+	}
+	if scope.Attributes().Len() > 0 {
+		b = appendOTLPAttrsField(b, sep, scope.Attributes())
+		sep = ","
+	}
+	if n := scope.DroppedAttributesCount(); n != 0 {
+		b = append(b, sep...)
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	return append(b, `},"spans":[`...)
+}
+
+func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
+	b = append(b, ']')
+	if schemaURL != "" {
+		b = append(b, `,"schemaUrl":`...)
+		b = appendJSONString(b, schemaURL)
+	}
+	return append(b, '}')
+}
+
+// appendOTLPSpan writes one span object as pdata's JSON marshaler does.
+func appendOTLPSpan(b []byte, span ptrace.Span) []byte {
+	b = append(b, '{')
+	sep := ""
+	if tid := span.TraceID(); !tid.IsEmpty() {
+		b = appendField(b, sep, "traceId")
+		sep = ","
+		b = append(b, '"')
+		b = appendHex(b, tid[:])
+		b = append(b, '"')
+	}
+	if sid := span.SpanID(); !sid.IsEmpty() {
+		b = appendField(b, sep, "spanId")
+		sep = ","
+		b = append(b, '"')
+		b = appendHex(b, sid[:])
+		b = append(b, '"')
+	}
+	if ts := span.TraceState().AsRaw(); ts != "" {
+		b = appendField(b, sep, "traceState")
+		sep = ","
+		b = appendJSONString(b, ts)
+	}
+	if pid := span.ParentSpanID(); !pid.IsEmpty() {
+		b = appendField(b, sep, "parentSpanId")
+		sep = ","
+		b = append(b, '"')
+		b = appendHex(b, pid[:])
+		b = append(b, '"')
+	}
+	if f := span.Flags(); f != 0 {
+		b = appendField(b, sep, "flags")
+		sep = ","
+		b = strconv.AppendUint(b, uint64(f), 10)
+	}
+	if n := span.Name(); n != "" {
+		b = appendField(b, sep, "name")
+		sep = ","
+		b = appendJSONString(b, n)
+	}
+	if k := span.Kind(); k != 0 {
+		b = appendField(b, sep, "kind")
+		sep = ","
+		b = strconv.AppendInt(b, int64(k), 10)
+	}
+	if t := span.StartTimestamp(); t != 0 {
+		b = appendField(b, sep, "startTimeUnixNano")
+		sep = ","
+		b = appendOTLPQuotedUint(b, uint64(t))
+	}
+	if t := span.EndTimestamp(); t != 0 {
+		b = appendField(b, sep, "endTimeUnixNano")
+		sep = ","
+		b = appendOTLPQuotedUint(b, uint64(t))
+	}
+	if span.Attributes().Len() > 0 {
+		b = appendField(b, sep, "attributes")
+		sep = ","
+		b = appendOTLPAttributes(b, span.Attributes())
+	}
+	if n := span.DroppedAttributesCount(); n != 0 {
+		b = appendField(b, sep, "droppedAttributesCount")
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	if events := span.Events(); events.Len() > 0 {
+		b = appendField(b, sep, "events")
+		sep = ","
+		b = append(b, '[')
+		for i := 0; i < events.Len(); i++ {
+			ev := events.At(i)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			esep := ""
+			if t := ev.Timestamp(); t != 0 {
+				b = append(b, `"timeUnixNano":`...)
+				b = appendOTLPQuotedUint(b, uint64(t))
+				esep = ","
+			}
+			if ev.Name() != "" {
+				b = append(b, esep...)
+				b = append(b, `"name":`...)
+				b = appendJSONString(b, ev.Name())
+				esep = ","
+			}
+			if ev.Attributes().Len() > 0 {
+				b = appendOTLPAttrsField(b, esep, ev.Attributes())
+				esep = ","
+			}
+			if n := ev.DroppedAttributesCount(); n != 0 {
+				b = append(b, esep...)
+				b = append(b, `"droppedAttributesCount":`...)
+				b = strconv.AppendUint(b, uint64(n), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if n := span.DroppedEventsCount(); n != 0 {
+		b = appendField(b, sep, "droppedEventsCount")
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	if links := span.Links(); links.Len() > 0 {
+		b = appendField(b, sep, "links")
+		sep = ","
+		b = append(b, '[')
+		for i := 0; i < links.Len(); i++ {
+			l := links.At(i)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			lsep := ""
+			if tid := l.TraceID(); !tid.IsEmpty() {
+				b = append(b, `"traceId":"`...)
+				b = appendHex(b, tid[:])
+				b = append(b, '"')
+				lsep = ","
+			}
+			if sid := l.SpanID(); !sid.IsEmpty() {
+				b = append(b, lsep...)
+				b = append(b, `"spanId":"`...)
+				b = appendHex(b, sid[:])
+				b = append(b, '"')
+				lsep = ","
+			}
+			if ts := l.TraceState().AsRaw(); ts != "" {
+				b = append(b, lsep...)
+				b = append(b, `"traceState":`...)
+				b = appendJSONString(b, ts)
+				lsep = ","
+			}
+			if l.Attributes().Len() > 0 {
+				b = appendOTLPAttrsField(b, lsep, l.Attributes())
+				lsep = ","
+			}
+			if n := l.DroppedAttributesCount(); n != 0 {
+				b = append(b, lsep...)
+				b = append(b, `"droppedAttributesCount":`...)
+				b = strconv.AppendUint(b, uint64(n), 10)
+				lsep = ","
+			}
+			if f := l.Flags(); f != 0 {
+				b = append(b, lsep...)
+				b = append(b, `"flags":`...)
+				b = strconv.AppendUint(b, uint64(f), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if n := span.DroppedLinksCount(); n != 0 {
+		b = appendField(b, sep, "droppedLinksCount")
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	b = appendField(b, sep, "status")
+	st := span.Status()
+	b = append(b, '{')
+	if m := st.Message(); m != "" {
+		b = append(b, `"message":`...)
+		b = appendJSONString(b, m)
+		if st.Code() != 0 {
+			b = append(b, ',')
+		}
+	}
+	if c := st.Code(); c != 0 {
+		b = append(b, `"code":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+	}
+	return append(b, '}', '}')
+}
+
+func appendField(b []byte, sep, name string) []byte {
+	b = append(b, sep...)
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}

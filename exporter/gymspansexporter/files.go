@@ -1,0 +1,525 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+// The file layer of SPEC §5.1: append-only files directly inside the capture
+// dir, shared with other processes (often over NFS).
+//
+// Every file is opened relative to a descriptor of the capture dir with
+// openat(O_NOFOLLOW), must be a regular file with one link, and is appended
+// to under an exclusive flock:
+//
+//	flock(LOCK_EX) → the descriptor still names the file (else reopen) →
+//	cut a torn tail → rotate when over size (combined file only) →
+//	one write(2) of the batch's lines → on error or short write, truncate
+//	back to the size before → unlock.
+//
+// Handles live in an LRU bounded by max_open_files (the capture-dir
+// descriptor counts as one); a handle in use is never evicted. Writes never
+// fsync. A background flusher fsyncs dirty handles at most every
+// flush_interval; a dirty handle that is evicted is closed without fsync and
+// its name kept in a dirty list, which the next flush tick reopens (read-only,
+// within the bound) and fsyncs. Rotation fsyncs the rotated file and the dir;
+// shutdown fsyncs everything.
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// errUnsafeFile marks a name that exists in the capture dir as something we
+// must not write through: a symlink, a non-regular file, or a hard link.
+var errUnsafeFile = errors.New("not a regular single-link file")
+
+// sysWrite is the write(2) seam; tests replace it to inject ENOSPC and
+// short writes for one file.
+type sysWrite func(name string, fd int, p []byte) (int, error)
+
+func defaultWrite(_ string, fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		return n, err
+	}
+}
+
+// rotation bounds one file by size with a bounded number of backups.
+type rotation struct {
+	maxBytes   int64
+	maxBackups int
+}
+
+type handle struct {
+	name    string
+	fd      int
+	refs    int
+	dirty   bool
+	retired bool // no longer in the cache; closed when refs drops to 0
+	elem    *list.Element
+}
+
+// fileStore owns the capture-dir descriptor and the bounded handle cache.
+type fileStore struct {
+	dirPath  string
+	dirFD    int
+	filePerm uint32
+	capacity int // handles plus flusher reopens; the dir fd is not included
+	write    sysWrite
+	obs      storeObserver
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	handles map[string]*handle
+	lru     *list.List // front = most recently used
+	open    int        // descriptors held (handles, retired handles, flusher reopens)
+	// evictedDirty names files closed before their last write was fsynced.
+	evictedDirty map[string]struct{}
+	closed       bool
+}
+
+// storeObserver receives the file layer's events for the exporter's metrics.
+type storeObserver interface {
+	tornTailCut(name string)
+	rotated(name string)
+	openFilesChanged(delta int)
+	fsyncFailed(name string, err error)
+}
+
+func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs storeObserver) (*fileStore, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open capture dir %q: %w", dir, err)
+	}
+	s := &fileStore{
+		dirPath:      dir,
+		dirFD:        fd,
+		filePerm:     uint32(filePerm.Perm()),
+		capacity:     maxOpenFiles - 1,
+		write:        defaultWrite,
+		obs:          obs,
+		handles:      map[string]*handle{},
+		lru:          list.New(),
+		evictedDirty: map[string]struct{}{},
+	}
+	s.cond = sync.NewCond(&s.mu)
+	return s, nil
+}
+
+// openAt opens name inside the capture dir for appending, creating it with
+// the configured permissions, and refuses anything but a regular file with
+// a single link.
+func (s *fileStore) openAt(name string) (int, error) {
+	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	created := true
+	fd, err := unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
+	if errors.Is(err, unix.EEXIST) {
+		created = false
+		fd, err = unix.Openat(s.dirFD, name, base, 0)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
+			return -1, fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
+		}
+		return -1, fmt.Errorf("open %q: %w", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("stat %q: %w", name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("open %q: %w", name, errUnsafeFile)
+	}
+	if created && st.Mode&0o777 != s.filePerm {
+		_ = unix.Fchmod(fd, s.filePerm) // the umask narrowed it; best effort
+	}
+	return fd, nil
+}
+
+// reserveLocked makes room for one more descriptor, evicting the least
+// recently used idle handle or waiting for one to become idle.
+func (s *fileStore) reserveLocked() {
+	for s.open >= s.capacity {
+		if !s.evictLocked() {
+			s.cond.Wait()
+		}
+	}
+	s.open++
+	s.obs.openFilesChanged(1)
+}
+
+func (s *fileStore) unreserveLocked() {
+	s.open--
+	s.obs.openFilesChanged(-1)
+	s.cond.Broadcast()
+}
+
+func (s *fileStore) evictLocked() bool {
+	for e := s.lru.Back(); e != nil; e = e.Prev() {
+		h := e.Value.(*handle)
+		if h.refs > 0 {
+			continue
+		}
+		s.dropLocked(h)
+		return true
+	}
+	return false
+}
+
+// dropLocked removes h from the cache; it is closed now if idle, else when
+// released. A dirty file is remembered for the next flush.
+func (s *fileStore) dropLocked(h *handle) {
+	if h.retired {
+		return
+	}
+	h.retired = true
+	s.lru.Remove(h.elem)
+	delete(s.handles, h.name)
+	if h.dirty {
+		s.evictedDirty[h.name] = struct{}{}
+	}
+	if h.refs == 0 {
+		_ = unix.Close(h.fd)
+		s.unreserveLocked()
+	}
+}
+
+// acquire returns the cached handle of name, opening it when needed.
+func (s *fileStore) acquire(name string) (*handle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("exporter is shut down")
+	}
+	if h := s.handles[name]; h != nil {
+		h.refs++
+		s.lru.MoveToFront(h.elem)
+		return h, nil
+	}
+	s.reserveLocked()
+	fd, err := s.openAt(name)
+	if err != nil {
+		s.unreserveLocked()
+		return nil, err
+	}
+	h := &handle{name: name, fd: fd, refs: 1}
+	h.elem = s.lru.PushFront(h)
+	s.handles[name] = h
+	return h, nil
+}
+
+func (s *fileStore) release(h *handle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.refs--
+	if h.refs == 0 {
+		if h.retired {
+			_ = unix.Close(h.fd)
+			s.unreserveLocked()
+		} else {
+			s.cond.Broadcast()
+		}
+	}
+}
+
+// reopen retires h (the name now points at another file) and returns a
+// fresh handle for name.
+func (s *fileStore) reopen(h *handle) (*handle, error) {
+	s.mu.Lock()
+	if !h.retired {
+		s.dropLocked(h)
+	}
+	s.mu.Unlock()
+	s.release(h)
+	return s.acquire(h.name)
+}
+
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// appendLines appends data (whole lines) to name as described in the file
+// comment. It returns errUnsafeFile (wrapped) when name is not a file we may
+// write through. rot is nil except for the combined file.
+func (s *fileStore) appendLines(name string, data []byte, rot *rotation) error {
+	h, err := s.acquire(name)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		again, err := s.appendLocked(h, data, rot)
+		if err != nil || !again {
+			s.release(h)
+			return err
+		}
+		if attempt == 8 {
+			s.release(h)
+			return fmt.Errorf("append %q: file keeps being replaced", name)
+		}
+		if h, err = s.reopen(h); err != nil {
+			return err
+		}
+	}
+}
+
+// appendLocked takes the lock on h and appends; again reports that h no
+// longer names the current file (replaced, or rotated by us) and the caller
+// must reopen and retry.
+func (s *fileStore) appendLocked(h *handle, data []byte, rot *rotation) (again bool, err error) {
+	if err := flock(h.fd, unix.LOCK_EX); err != nil {
+		return false, fmt.Errorf("lock %q: %w", h.name, err)
+	}
+	defer func() { _ = flock(h.fd, unix.LOCK_UN) }()
+
+	var st, cur unix.Stat_t
+	if err := unix.Fstat(h.fd, &st); err != nil {
+		return false, fmt.Errorf("stat %q: %w", h.name, err)
+	}
+	if err := unix.Fstatat(s.dirFD, h.name, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil || cur.Ino != st.Ino || cur.Dev != st.Dev {
+		// Renamed away (rotation by another process) or removed.
+		return true, nil
+	}
+	size := st.Size
+	if size > 0 {
+		if size, err = s.cutTornTail(h, size); err != nil {
+			return false, err
+		}
+	}
+	if rot != nil && size > 0 && size+int64(len(data)) > rot.maxBytes {
+		if err := s.rotate(h, rot); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	n, werr := s.write(h.name, h.fd, data)
+	if werr == nil && n != len(data) {
+		werr = fmt.Errorf("short write (%d of %d bytes): %w", n, len(data), io.ErrShortWrite)
+	}
+	if werr != nil {
+		if n > 0 {
+			// Leave no partial line; if this fails too, the next append cuts it.
+			_ = unix.Ftruncate(h.fd, size)
+		}
+		return false, fmt.Errorf("write %q: %w", h.name, werr)
+	}
+	s.mu.Lock()
+	h.dirty = true
+	s.mu.Unlock()
+	return false, nil
+}
+
+// cutTornTail truncates a last line that lacks its newline (left by a crash
+// mid-write) and returns the new size.
+func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
+	var last [1]byte
+	if _, err := unix.Pread(h.fd, last[:], size-1); err != nil {
+		return size, fmt.Errorf("read tail of %q: %w", h.name, err)
+	}
+	if last[0] == '\n' {
+		return size, nil
+	}
+	buf := make([]byte, 64*1024)
+	end := size
+	keep := int64(0)
+	for end > 0 {
+		start := max(end-int64(len(buf)), 0)
+		chunk := buf[:end-start]
+		if _, err := unix.Pread(h.fd, chunk, start); err != nil {
+			return size, fmt.Errorf("read tail of %q: %w", h.name, err)
+		}
+		if i := lastIndexByte(chunk, '\n'); i >= 0 {
+			keep = start + int64(i) + 1
+			break
+		}
+		end = start
+	}
+	if err := unix.Ftruncate(h.fd, keep); err != nil {
+		return size, fmt.Errorf("cut torn tail of %q: %w", h.name, err)
+	}
+	s.obs.tornTailCut(h.name)
+	return keep, nil
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// backupLayout is "<stem>-<UTC time>.<ext>" for "<stem>.<ext>".
+const backupTimeLayout = "2006-01-02T15-04-05.000000000"
+
+func backupParts(name string) (stem, ext string) {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return name[:i], name[i:]
+	}
+	return name, ""
+}
+
+// isBackupName reports whether n is a rotated backup of name.
+func isBackupName(name, n string) bool {
+	stem, ext := backupParts(name)
+	if len(n) <= len(stem)+1+len(ext) || !strings.HasPrefix(n, stem+"-") || !strings.HasSuffix(n, ext) {
+		return false
+	}
+	_, err := time.Parse(backupTimeLayout, n[len(stem)+1:len(n)-len(ext)])
+	return err == nil
+}
+
+// rotate renames the locked file h to a timestamped backup (after fsync),
+// fsyncs the dir and prunes old backups. Called under h's lock, so rotators
+// of the same file are serialized across processes.
+func (s *fileStore) rotate(h *handle, rot *rotation) error {
+	if err := unix.Fsync(h.fd); err != nil {
+		return fmt.Errorf("fsync %q before rotation: %w", h.name, err)
+	}
+	stem, ext := backupParts(h.name)
+	now := time.Now().UTC()
+	var backup string
+	for i := 0; ; i++ {
+		backup = stem + "-" + now.Add(time.Duration(i)).Format(backupTimeLayout) + ext
+		var st unix.Stat_t
+		if err := unix.Fstatat(s.dirFD, backup, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+			break
+		}
+		if i > 1000 {
+			return fmt.Errorf("rotate %q: no free backup name", h.name)
+		}
+	}
+	if err := unix.Renameat(s.dirFD, h.name, s.dirFD, backup); err != nil {
+		return fmt.Errorf("rotate %q: %w", h.name, err)
+	}
+	s.mu.Lock()
+	h.dirty = false
+	s.mu.Unlock()
+	_ = unix.Fsync(s.dirFD)
+	s.obs.rotated(h.name)
+	s.pruneBackups(h.name, rot.maxBackups)
+	return nil
+}
+
+// pruneBackups keeps the newest keep backups of name (0 keeps none).
+func (s *fileStore) pruneBackups(name string, keep int) {
+	entries, err := os.ReadDir(s.dirPath)
+	if err != nil {
+		return
+	}
+	var backups []string
+	for _, e := range entries {
+		n := e.Name()
+		if isBackupName(name, n) {
+			backups = append(backups, n)
+		}
+	}
+	if len(backups) <= keep {
+		return
+	}
+	sort.Strings(backups) // the time layout sorts lexically
+	for _, n := range backups[:len(backups)-keep] {
+		_ = unix.Unlinkat(s.dirFD, n, 0)
+	}
+}
+
+// flush fsyncs every file written since the last flush: cached dirty
+// handles one at a time (so at most one is pinned by the flusher), then the
+// files evicted while dirty, reopened read-only within the descriptor bound.
+func (s *fileStore) flush() error {
+	s.mu.Lock()
+	var dirty []string
+	for n, h := range s.handles {
+		if h.dirty {
+			dirty = append(dirty, n)
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, n := range dirty {
+		s.mu.Lock()
+		h := s.handles[n]
+		if h == nil || !h.dirty {
+			s.mu.Unlock()
+			continue // evicted meanwhile: it is in evictedDirty
+		}
+		h.refs++
+		h.dirty = false
+		s.mu.Unlock()
+		if err := unix.Fsync(h.fd); err != nil {
+			s.obs.fsyncFailed(n, err)
+			errs = append(errs, fmt.Errorf("fsync %q: %w", n, err))
+		}
+		s.release(h)
+	}
+	s.mu.Lock()
+	evicted := s.evictedDirty
+	s.evictedDirty = map[string]struct{}{}
+	s.mu.Unlock()
+	for n := range evicted {
+		if err := s.fsyncByName(n); err != nil {
+			s.obs.fsyncFailed(n, err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *fileStore) fsyncByName(n string) error {
+	s.mu.Lock()
+	s.reserveLocked()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.unreserveLocked()
+		s.mu.Unlock()
+	}()
+	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // rotated or removed; rotation fsynced it
+	}
+	if err != nil {
+		return fmt.Errorf("reopen %q for fsync: %w", n, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return fmt.Errorf("fsync %q: %w", n, err)
+	}
+	return nil
+}
+
+// close fsyncs and closes every handle and the capture-dir descriptor.
+func (s *fileStore) close() error {
+	err := s.flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, h := range s.handles {
+		if h.refs == 0 {
+			s.dropLocked(h)
+		}
+	}
+	_ = unix.Fsync(s.dirFD)
+	if cerr := unix.Close(s.dirFD); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
+}
