@@ -1,0 +1,353 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// bigString is the 1 MiB attribute value of the golden input; the golden
+// files hold bigMarker in its place so they stay readable.
+var bigString = strings.Repeat("0123456789abcdef", 1<<16)
+
+const bigMarker = "<the test's 1 MiB string>"
+
+// formatInput is testdata/format_all_types.json plus what OTLP/JSON cannot
+// carry: invalid UTF-8 in a name, key and value, and a 1 MiB string.
+func formatInput(t testing.TB) ptrace.Traces {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "format_all_types.json"))
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	require.NoError(t, err)
+	server := td.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(0)
+	server.SetName("POST \xff/v1/responses\xc3")
+	server.Attributes().PutStr("bad.utf8.\xfe", "ok\xffend\xe2\x82")
+	server.Attributes().PutStr("big", bigString)
+	return td
+}
+
+// goldenCase exports in to a fresh capture dir and compares every file
+// written with testdata/golden/<name>/, line by line.
+func goldenCase(t *testing.T, name string, in ptrace.Traces, mutate func(*Config)) map[string][]string {
+	e, _ := newTestExporter(t, mutate)
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), in))
+	require.NoError(t, e.shutdown(context.Background()))
+
+	dir := filepath.Join("testdata", "golden", name)
+	got := map[string][]string{}
+	for _, f := range walkFiles(t, e.cfg.CaptureDir) {
+		if f == "." {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(e.cfg.CaptureDir, f))
+		require.NoError(t, err)
+		for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			require.True(t, json.Valid(line), "%s line %d is not JSON", f, i+1)
+			require.True(t, utf8.Valid(line), "%s line %d is not UTF-8", f, i+1)
+		}
+		data = bytes.ReplaceAll(data, []byte(bigString), []byte(bigMarker))
+		got[f] = strings.SplitAfter(string(data), "\n")
+		if *update {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
+		}
+	}
+	want, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var wantNames, gotNames []string
+	for _, w := range want {
+		wantNames = append(wantNames, w.Name())
+	}
+	for f := range got {
+		gotNames = append(gotNames, f)
+	}
+	sort.Strings(gotNames)
+	require.Equal(t, wantNames, gotNames, "files written")
+	for _, f := range wantNames {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		wantLines := strings.SplitAfter(string(data), "\n")
+		require.Len(t, got[f], len(wantLines), f)
+		for i := range wantLines {
+			assert.Equal(t, wantLines[i], got[f][i], "%s line %d", f, i+1)
+		}
+	}
+	return got
+}
+
+func TestGoldenConsole(t *testing.T) {
+	goldenCase(t, "format_all_types_console", formatInput(t), nil)
+}
+
+func TestGoldenOTLPJSON(t *testing.T) {
+	goldenCase(t, "format_all_types_otlp_json", formatInput(t), func(c *Config) { c.Format = formatOTLPJSON })
+}
+
+func TestGoldenRunTemplate(t *testing.T) {
+	goldenCase(t, "format_all_types_run_template", formatInput(t), func(c *Config) {
+		c.PathTemplate = "{run_id}.{rollout_id}.spans.jsonl"
+	})
+}
+
+// TestOTLPJSONRoundTrip reads every otlp_json line back with pdata and
+// finds exactly the input spans of that file, with their resource and scope.
+func TestOTLPJSONRoundTrip(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "format_all_types.json"))
+	require.NoError(t, err)
+	in, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	require.NoError(t, err)
+	in.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("big", bigString)
+
+	e, _ := newTestExporter(t, func(c *Config) { c.Format = formatOTLPJSON })
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), in))
+
+	// Expected: the input spans, each as a one-span Traces, keyed by span id.
+	flat := func(td ptrace.Traces) map[string]string {
+		out := map[string]string{}
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					one := ptrace.NewTraces()
+					ors := one.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(ors.Resource())
+					ors.SetSchemaUrl(rs.SchemaUrl())
+					oss := ors.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(oss.Scope())
+					oss.SetSchemaUrl(ss.SchemaUrl())
+					ss.Spans().At(k).CopyTo(oss.Spans().AppendEmpty())
+					b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(one)
+					require.NoError(t, err)
+					sid := ss.Spans().At(k).SpanID()
+					out[string(sid[:])] = string(b)
+				}
+			}
+		}
+		return out
+	}
+	want := flat(in)
+	read := func(name string) map[string]string {
+		lines := readLines(t, filepath.Join(e.cfg.CaptureDir, name))
+		require.Len(t, lines, 1, "one request per file per batch")
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(lines[0]))
+		require.NoError(t, err)
+		return flat(td)
+	}
+	assert.Equal(t, want, read("spans.jsonl"))
+	got := read("12-3.spans.jsonl")
+	assert.Len(t, got, 3)
+	for k, v := range got {
+		assert.Equal(t, want[k], v)
+	}
+	assert.Len(t, read("12-4.spans.jsonl"), 2)
+}
+
+// pythonConsoleLine is the console line of reference/nemo-gym-telemetry.md
+// §4 (Python SDK 1.44 ReadableSpan.to_json, as Gym prints it), on one line.
+const pythonConsoleLine = `{"name": "gym.verify", "context": {"trace_id": "0x4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "0x00f067aa0ba902b7", "trace_state": "[]"}, "kind": "SpanKind.INTERNAL", "parent_id": "0x5fb397be34d26b51", "start_time": "2026-08-21T12:00:00.123456Z", "end_time": "2026-08-21T12:00:00.412345Z", "status": {"status_code": "UNSET"}, "attributes": {"nemo.gym.server.name": "example_single_tool_call", "nemo.gym.rollout.id": "0-0"}, "events": [], "links": [], "resource": {"attributes": {"service.name": "nemo-gym/example_single_tool_call", "nemo.run.id": "4f2a91c0be31", "dl.rank": 0}, "schema_url": ""}}`
+
+// orderedKeys returns the keys of the JSON object at the top of line, in order.
+func orderedKeys(t *testing.T, obj []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok)
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		require.NoError(t, err)
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	return keys
+}
+
+// TestConsoleMatchesPythonShape encodes the reference's span and checks that
+// the line is the Python line plus the flat fields of SPEC §5.2: same keys
+// in the same order, same values.
+func TestConsoleMatchesPythonShape(t *testing.T) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "nemo-gym/example_single_tool_call")
+	rs.Resource().Attributes().PutStr("nemo.run.id", "4f2a91c0be31")
+	rs.Resource().Attributes().PutInt("dl.rank", 0)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("nemo.lens.helpers")
+	span := ss.Spans().AppendEmpty()
+	span.SetName("gym.verify")
+	span.SetTraceID(pcommon.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36})
+	span.SetSpanID(pcommon.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7})
+	span.SetParentSpanID(pcommon.SpanID{0x5f, 0xb3, 0x97, 0xbe, 0x34, 0xd2, 0x6b, 0x51})
+	span.SetKind(ptrace.SpanKindInternal)
+	span.SetStartTimestamp(1787313600123456789) // 2026-08-21T12:00:00.123456789Z
+	span.SetEndTimestamp(1787313600412345000)
+	span.Attributes().PutStr("nemo.gym.server.name", "example_single_tool_call")
+	span.Attributes().PutStr("nemo.gym.rollout.id", "0-0")
+
+	res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
+	scope := appendConsoleScope(nil, ss.Scope())
+	line := appendConsoleSpan(nil, span, res, scope)
+	require.Equal(t, byte('\n'), line[len(line)-1])
+	require.Equal(t, 1, bytes.Count(line, []byte("\n")), "one line")
+
+	pyKeys := orderedKeys(t, []byte(pythonConsoleLine))
+	flatKeys := []string{"trace_id", "span_id", "parent_span_id", "start_time_unix_nano", "end_time_unix_nano", "scope"}
+	assert.Equal(t, append(pyKeys, flatKeys...), orderedKeys(t, line))
+
+	var py, ours map[string]any
+	require.NoError(t, json.Unmarshal([]byte(pythonConsoleLine), &py))
+	require.NoError(t, json.Unmarshal(line, &ours))
+	for _, k := range pyKeys {
+		assert.Equal(t, py[k], ours[k], "key %q", k)
+	}
+	assert.Equal(t, []string{"trace_id", "span_id", "trace_state"}, orderedKeys(t, mustRaw(t, line, "context")))
+	assert.Equal(t, []string{"attributes", "schema_url"}, orderedKeys(t, mustRaw(t, line, "resource")))
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", ours["trace_id"])
+	assert.Equal(t, "00f067aa0ba902b7", ours["span_id"])
+	assert.Equal(t, "5fb397be34d26b51", ours["parent_span_id"])
+	assert.Equal(t, map[string]any{"name": "nemo.lens.helpers", "version": ""}, ours["scope"])
+	// Full precision survives in the flat fields (json.Number keeps every digit).
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var num map[string]any
+	require.NoError(t, dec.Decode(&num))
+	assert.Equal(t, json.Number("1787313600123456789"), num["start_time_unix_nano"])
+}
+
+func mustRaw(t *testing.T, line []byte, key string) []byte {
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(line, &m))
+	return m[key]
+}
+
+// TestConsoleFormatsOfEveryLine checks the §4/§5.2 formats on every line of
+// the golden input: ids, kinds, times, parent_id null exactly for roots,
+// status codes.
+func TestConsoleFormatsOfEveryLine(t *testing.T) {
+	e, _ := newTestExporter(t, nil)
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), formatInput(t)))
+	var (
+		hex32 = regexp.MustCompile(`^0x[0-9a-f]{32}$`)
+		hex16 = regexp.MustCompile(`^0x[0-9a-f]{16}$`)
+		iso   = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
+		kinds = map[string]bool{"SpanKind.INTERNAL": true, "SpanKind.SERVER": true, "SpanKind.CLIENT": true, "SpanKind.PRODUCER": true, "SpanKind.CONSUMER": true}
+	)
+	seenKinds := map[string]bool{}
+	seenStatus := map[string]bool{}
+	lines := readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl"))
+	require.Len(t, lines, 8)
+	for _, l := range lines {
+		var m struct {
+			Context struct {
+				TraceID    string `json:"trace_id"`
+				SpanID     string `json:"span_id"`
+				TraceState string `json:"trace_state"`
+			} `json:"context"`
+			Kind         string  `json:"kind"`
+			ParentID     *string `json:"parent_id"`
+			StartTime    *string `json:"start_time"`
+			EndTime      *string `json:"end_time"`
+			Status       map[string]string
+			TraceID      string `json:"trace_id"`
+			SpanID       string `json:"span_id"`
+			ParentSpanID string `json:"parent_span_id"`
+			Events       []struct {
+				Timestamp string `json:"timestamp"`
+			} `json:"events"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		assert.Regexp(t, hex32, m.Context.TraceID)
+		assert.Regexp(t, hex16, m.Context.SpanID)
+		assert.Equal(t, "0x"+m.TraceID, m.Context.TraceID)
+		assert.Equal(t, "0x"+m.SpanID, m.Context.SpanID)
+		assert.True(t, kinds[m.Kind], m.Kind)
+		seenKinds[m.Kind] = true
+		if m.ParentSpanID == "" {
+			assert.Nil(t, m.ParentID)
+		} else {
+			require.NotNil(t, m.ParentID)
+			assert.Regexp(t, hex16, *m.ParentID)
+			assert.Equal(t, "0x"+m.ParentSpanID, *m.ParentID)
+		}
+		require.NotNil(t, m.StartTime)
+		assert.Regexp(t, iso, *m.StartTime)
+		if m.EndTime != nil {
+			assert.Regexp(t, iso, *m.EndTime)
+		}
+		for _, ev := range m.Events {
+			assert.Regexp(t, iso, ev.Timestamp)
+		}
+		seenStatus[m.Status["status_code"]] = true
+	}
+	assert.Len(t, seenKinds, 5)
+	assert.Equal(t, map[string]bool{"UNSET": true, "OK": true, "ERROR": true}, seenStatus)
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                     `""`,
+		"plain":                `"plain"`,
+		"q\"b\\":               `"q\"b\\"`,
+		"\n\r\t\x00\x1f":       `"\n\r\t\u0000\u001f"`,
+		"é✓😀":                  `"é✓😀"`,
+		"a\xffb":               `"a` + "\ufffd" + `b"`,
+		"\xe2\x82":             `"` + "\ufffd\ufffd" + `"`,
+		"\xed\xa0\x80":         `"` + "\ufffd\ufffd\ufffd" + `"`, // a UTF-16 surrogate is not UTF-8
+		"\u2028</script>&\x7f": "\"\u2028</script>&\x7f\"",
+	} {
+		got := appendJSONString(nil, in)
+		assert.Equal(t, want, string(got), "%q", in)
+		var back string
+		require.NoError(t, json.Unmarshal(got, &back), "%q", in)
+		if utf8.ValidString(in) {
+			assert.Equal(t, in, back)
+		}
+	}
+}
+
+func TestConsoleDoubles(t *testing.T) {
+	for in, want := range map[float64]string{
+		1: "1.0", -3: "-3.0", 0.25: "0.25", 1e21: "1e+21", 1e-7: "1e-7", 123456789: "123456789.0", 1.5e300: "1.5e+300",
+	} {
+		assert.Equal(t, want, string(appendConsoleDouble(nil, in)))
+	}
+}
+
+func TestTraceStateRepr(t *testing.T) {
+	for in, want := range map[string]string{
+		"a=b":            `"['{key=a, value=b}']"`,
+		"a=b,c=d":        `"['{key=a, value=b}', '{key=c, value=d}']"`,
+		"v=x'y":          `"[\"{key=v, value=x'y}\"]"`,
+		" a=b , bogus ,": `"['{key=a, value=b}']"`,
+	} {
+		assert.Equal(t, want, string(appendTraceStateRepr(nil, in)), in)
+	}
+}
