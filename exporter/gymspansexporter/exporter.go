@@ -97,7 +97,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		tmpl:     tmpl,
 		rot:      &rotation{maxBytes: int64(cfg.Rotation.MaxMegabytes) << 20, maxBackups: cfg.Rotation.MaxBackups},
 		otlp:     cfg.Format == formatOTLPJSON,
-		write:    defaultWrite,
+		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
 		retry:    newBoundedTable[[]string](maxRetrySpans),
@@ -187,7 +187,7 @@ type batch struct {
 	files     []*fileBatch
 	free      []*fileBatch
 	byName    map[string]*fileBatch
-	byRollout map[[2]string]*fileBatch
+	byRollout map[[2]string]rolloutTarget
 	refs      []spanRef
 	roots     []int32
 	failed    []bool
@@ -247,7 +247,7 @@ func (e *spansExporter) pushTraces(_ context.Context, td ptrace.Traces) error {
 // encode fills b with every span's lines, grouped per file.
 func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
-		b.byRollout = map[[2]string]*fileBatch{}
+		b.byRollout = map[[2]string]rolloutTarget{}
 	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -317,25 +317,34 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	}
 }
 
+// rolloutTarget is where a (run, rollout) of the batch goes: its file, or
+// the reason it may not have one.
+type rolloutTarget struct {
+	fb     *fileBatch
+	reason string
+}
+
 // rolloutFile returns the batch file of (run, rollout), or nil when the ids
-// may not become a file name (counted and logged).
+// may not become a file name (counted per span, logged rate-limited).
 func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
-	if fb, ok := b.byRollout[key]; ok {
-		return fb
+	tgt, ok := b.byRollout[key]
+	if !ok {
+		name, reason := e.tmpl.render(run, rollout)
+		if reason == "" {
+			tgt.fb = b.file(name, fileKindRollout)
+		} else {
+			tgt.reason = reason
+			e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
+				zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(truncate(rollout, 256))),
+				zap.String("run_id", strconv.QuoteToASCII(truncate(run, 256))))
+		}
+		b.byRollout[key] = tgt
 	}
-	name, reason := e.tmpl.render(run, rollout)
-	var fb *fileBatch
-	if reason != "" {
-		e.metrics.reject(reason, 1)
-		e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
-			zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(truncate(rollout, 256))),
-			zap.String("run_id", strconv.QuoteToASCII(truncate(run, 256))))
-	} else {
-		fb = b.file(name, fileKindRollout)
+	if tgt.reason != "" {
+		e.metrics.reject(tgt.reason, 1)
 	}
-	b.byRollout[key] = fb
-	return fb
+	return tgt.fb
 }
 
 func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces) {
@@ -562,6 +571,17 @@ func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
 			o.observe(rs.Resource(), span)
 		}
 	}
+}
+
+// testSeam replaces write(2) in tests that build the exporter through the
+// factory.
+var testSeam sysWrite
+
+func writeSeam() sysWrite {
+	if testSeam != nil {
+		return testSeam
+	}
+	return defaultWrite
 }
 
 func contains(list []string, s string) bool {
