@@ -6,34 +6,185 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 import (
 	"context"
 	"fmt"
+	"math"
+	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
 )
 
-// gymProcessor is, for now, a validated pass-through; the rollout logic of
-// SPEC §4 lands in its own change.
+// gymProcessor gives every span its rollout and every rollout its own trace
+// (SPEC §4.1–§4.3, §4.5). Data flow:
+//
+//	ConsumeTraces -> engine.consume (index; emit decided spans in place; hold the rest) -> next
+//	timer tick    -> engine.flush (settle, cut, release, job spans by deadline)         -> next
+//
+// All state lives in one engine behind one mutex; a batch is indexed and
+// rewritten under it, and the lock is released before next is called, so a
+// slow or re-entrant consumer never blocks indexing of other batches for
+// longer than the rewrite. Spans a round releases belong to that round's
+// output only: once the lock is released nobody else touches them.
 type gymProcessor struct {
-	next consumer.Traces
+	cfg    *Config
+	next   consumer.Traces
+	logger *zap.Logger
+	tel    *telemetry
+	clock  clock
+	diag   *diagnostics
+
+	mu       sync.Mutex
+	eng      *engine
+	shutdown bool
+
+	stop chan struct{}
+	done chan struct{}
 }
 
-func newGymProcessor(_ processor.Settings, cfg *Config, next consumer.Traces) (*gymProcessor, error) {
+func newGymProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*gymProcessor, error) {
+	return newGymProcessorWithClock(set, cfg, next, realClock{})
+}
+
+func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*gymProcessor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gym processor: %w", err)
 	}
-	return &gymProcessor{next: next}, nil
+	eng, err := newEngine(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gym processor: %w", err)
+	}
+	tel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("gym processor: creating metrics: %w", err)
+	}
+	logger := set.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &gymProcessor{
+		cfg:    cfg,
+		next:   next,
+		logger: logger,
+		tel:    tel,
+		clock:  clk,
+		diag:   newDiagnostics(logger, clk),
+		eng:    eng,
+	}, nil
 }
 
-func (p *gymProcessor) Start(context.Context, component.Host) error { return nil }
+// Start launches the timer goroutine.
+func (p *gymProcessor) Start(context.Context, component.Host) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil || p.shutdown {
+		return nil
+	}
+	p.stop = make(chan struct{})
+	p.done = make(chan struct{})
+	ticks, stopTicker := p.clock.NewTicker(tickPeriod(p.cfg.Settle))
+	go p.run(ticks, stopTicker)
+	return nil
+}
 
-func (p *gymProcessor) Shutdown(context.Context) error { return nil }
+func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func()) {
+	defer close(p.done)
+	defer stopTicker()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ticks:
+			p.tick(context.Background())
+		}
+	}
+}
+
+// tick releases what is due now.
+func (p *gymProcessor) tick(ctx context.Context) {
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return
+	}
+	r := p.eng.flush(p.clock.Now().UnixNano(), false)
+	g := p.gaugesLocked()
+	p.mu.Unlock()
+	_ = p.deliver(ctx, r, g)
+}
+
+// Shutdown stops the timer, takes every pending decision as if every
+// deadline had passed, and emits everything (SPEC §4.5).
+func (p *gymProcessor) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	stop, done := p.stop, p.done
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return nil
+	}
+	p.shutdown = true
+	r := p.eng.flush(p.clock.Now().UnixNano(), true)
+	g := p.gaugesLocked()
+	p.mu.Unlock()
+	return p.deliver(ctx, r, g)
+}
 
 func (p *gymProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
+// ConsumeTraces indexes td, emits at once every span whose rollout is known
+// (with whatever held spans they decide), and holds the rest. An error of
+// the next consumer is returned, logged and counted.
 func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	return p.next.ConsumeTraces(ctx, td)
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return p.next.ConsumeTraces(ctx, td)
+	}
+	r := p.eng.consume(td, p.clock.Now().UnixNano())
+	g := p.gaugesLocked()
+	p.mu.Unlock()
+	return p.deliver(ctx, r, g)
 }
+
+func (p *gymProcessor) gaugesLocked() gauges {
+	return gauges{
+		spans: int64(len(p.eng.heap)),
+		bytes: p.eng.pendingBytes,
+		index: int64(len(p.eng.idx)),
+	}
+}
+
+// deliver sends a round's output on, records its metrics and logs its
+// diagnostics. It runs without the lock.
+func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
+	out := r.out
+	if p.cfg.PromoteToResource {
+		out = promoteToResource(out, p.cfg.RolloutAttribute)
+	}
+	n := int64(out.SpanCount())
+	var err error
+	if n > 0 {
+		if err = p.next.ConsumeTraces(ctx, out); err != nil {
+			p.tel.downstreamFailed.Add(ctx, n)
+			p.diag.downstreamFailed(n, err)
+			err = fmt.Errorf("gym processor: next consumer refused %d spans: %w", n, err)
+		}
+	}
+	p.tel.record(ctx, r, n, g)
+	p.diag.report(r)
+	return err
+}
+
+// never is a deadline no span reaches; used by tests.
+const never = math.MaxInt64

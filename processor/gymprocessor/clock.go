@@ -1,0 +1,29 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import "time"
+
+// clock is the processor's source of time; tests inject a fake one.
+type clock interface {
+	Now() time.Time
+	// NewTicker returns a channel that receives a value every period, and
+	// a function that stops it.
+	NewTicker(period time.Duration) (<-chan time.Time, func())
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) NewTicker(period time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(period)
+	return t.C, t.Stop
+}
+
+// tickPeriod is how often the timer goroutine looks for expired deadlines:
+// a fifth of settle, between 10ms and 1s.
+func tickPeriod(settle time.Duration) time.Duration {
+	return min(max(settle/5, 10*time.Millisecond), time.Second)
+}

@@ -1,0 +1,73 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// logEvery is the least time between two log lines about the same problem.
+const logEvery = time.Minute
+
+var problemHelp = [numProblems]string{
+	"Gym processes send spans but no rollout evidence appeared within `wait`: set observability_enabled: true in Gym's config so rollout ids exist; the run's spans now pass through unchanged",
+	"SERVER spans arrive with no parent: the http_client span group is off, or the calling process has no telemetry, so no traceparent reaches the server",
+	"Only orchestrator spans arrive for a run: the servers never initialized telemetry (NEMO_GYM_OTEL_ENABLED must reach each server process)",
+}
+
+// diagnostics logs, rate-limited, the setup problems of SPEC §4.5 and
+// downstream failures, with the counts seen since the last line.
+type diagnostics struct {
+	logger *zap.Logger
+	clock  clock
+
+	mu         sync.Mutex
+	last       [numProblems + 1]time.Time
+	suppressed [numProblems + 1]int64
+}
+
+func newDiagnostics(logger *zap.Logger, clk clock) *diagnostics {
+	return &diagnostics{logger: logger, clock: clk}
+}
+
+// allow reports whether a line about slot may be logged now, and how many
+// occurrences it then stands for.
+func (d *diagnostics) allow(slot int, count int64) (int64, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.suppressed[slot] += count
+	now := d.clock.Now()
+	if !d.last[slot].IsZero() && now.Sub(d.last[slot]) < logEvery {
+		return 0, false
+	}
+	d.last[slot] = now
+	n := d.suppressed[slot]
+	d.suppressed[slot] = 0
+	return n, true
+}
+
+func (d *diagnostics) report(r *round) {
+	for i, c := range r.problems {
+		if c == 0 {
+			continue
+		}
+		if n, ok := d.allow(i, c); ok {
+			fields := []zap.Field{zap.String("problem", problemNames[i]), zap.Int64("count", n)}
+			if i == problemNoEvidence && len(r.noEvRuns) > 0 {
+				fields = append(fields, zap.Int("runs", len(r.noEvRuns)))
+			}
+			d.logger.Warn(problemHelp[i], fields...)
+		}
+	}
+}
+
+func (d *diagnostics) downstreamFailed(spans int64, err error) {
+	if n, ok := d.allow(numProblems, spans); ok {
+		d.logger.Warn("next consumer refused spans; they are not retried by the gym processor",
+			zap.Int64("spans", n), zap.Error(err))
+	}
+}

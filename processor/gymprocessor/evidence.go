@@ -1,0 +1,170 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"regexp"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+const defaultRolloutIDPattern = "[A-Za-z0-9][A-Za-z0-9._-]*"
+
+// evidenceFinder finds a span's direct rollout evidence (SPEC §4.1).
+type evidenceFinder struct {
+	attr     string
+	urlAttrs []string
+	marker   string         // "/<url_prefix>/"
+	re       *regexp.Regexp // nil when the default pattern is matched by hand
+}
+
+func newEvidenceFinder(cfg *Config) (*evidenceFinder, error) {
+	f := &evidenceFinder{
+		attr:     cfg.RolloutAttribute,
+		urlAttrs: cfg.URLAttributes,
+		marker:   "/" + cfg.URLPrefix + "/",
+	}
+	if cfg.RolloutIDPattern != defaultRolloutIDPattern {
+		re, err := compileRolloutIDPattern(cfg.RolloutIDPattern)
+		if err != nil {
+			return nil, err
+		}
+		f.re = re
+	}
+	return f, nil
+}
+
+// find returns the rollout id the span names directly, or "".
+// The returned string never aliases a larger attribute value.
+func (f *evidenceFinder) find(attrs pcommon.Map) string {
+	if v, ok := attrs.Get(f.attr); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		return v.Str()
+	}
+	for _, k := range f.urlAttrs {
+		v, ok := attrs.Get(k)
+		if !ok {
+			continue
+		}
+		if v.Type() != pcommon.ValueTypeStr {
+			return ""
+		}
+		return f.fromURL(v.Str())
+	}
+	return ""
+}
+
+// fromURL returns R from the first "/<prefix>/R/" in u whose R matches the
+// pattern, or "". R must be followed by a "/".
+func (f *evidenceFinder) fromURL(u string) string {
+	for {
+		i := strings.Index(u, f.marker)
+		if i < 0 {
+			return ""
+		}
+		rest := u[i+len(f.marker):]
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			return ""
+		}
+		if seg := rest[:j]; f.matches(seg) {
+			return strings.Clone(seg)
+		}
+		u = rest
+	}
+}
+
+func (f *evidenceFinder) matches(seg string) bool {
+	if f.re != nil {
+		return f.re.MatchString(seg)
+	}
+	return validDefaultRolloutID(seg)
+}
+
+// validDefaultRolloutID matches ^[A-Za-z0-9][A-Za-z0-9._-]*$ without a regexp.
+func validDefaultRolloutID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if alnum || (i > 0 && (c == '.' || c == '_' || c == '-')) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// procState is what the processor knows about one sending process.
+type procState struct {
+	evidence bool // the process has shown direct rollout evidence
+}
+
+// runState is what the processor knows about one run (resource nemo.run.id).
+type runState struct {
+	id          string
+	firstSeen   int64
+	evidence    bool
+	checked     bool // the `wait` check of §4.2 has been done
+	passThrough bool // no evidence within `wait`: spans pass without waiting
+	service     string
+	serviceOrch bool
+	manyService bool
+}
+
+// resInfo is computed once per incoming ResourceSpans.
+type resInfo struct {
+	run  *runState
+	proc *procState
+}
+
+func resourceString(attrs pcommon.Map, key string) string {
+	v, ok := attrs.Get(key)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+// spanOriginalTrace returns the trace id the span had before any gym
+// processor rewrote it: nemo.gym.original_trace_id when valid, else its own.
+func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {
+	if v, ok := sp.Attributes().Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
+		if id, ok := parseTraceIDHex(v.Str()); ok {
+			return id
+		}
+	}
+	return sp.TraceID()
+}
+
+func parseTraceIDHex(s string) (pcommon.TraceID, bool) {
+	var id pcommon.TraceID
+	if len(s) != 32 {
+		return id, false
+	}
+	for i := 0; i < 16; i++ {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return pcommon.TraceID{}, false
+		}
+		id[i] = hi<<4 | lo
+	}
+	return id, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

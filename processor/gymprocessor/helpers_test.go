@@ -1,0 +1,389 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+)
+
+// fakeClock is a manual clock; its ticker fires only when a test says so.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	ticks chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC), ticks: make(chan time.Time)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) { return c.ticks, func() {} }
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Tick hands one tick to the timer goroutine (blocks until it takes it).
+func (c *fakeClock) Tick() { c.ticks <- c.Now() }
+
+func testConfig() *Config {
+	return createDefaultConfig().(*Config)
+}
+
+type harness struct {
+	t     testing.TB
+	p     *gymProcessor
+	clock *fakeClock
+	sink  *consumertest.TracesSink
+	tel   *componenttest.Telemetry
+}
+
+func newHarness(t testing.TB, cfg *Config) *harness {
+	return newHarnessWithNext(t, cfg, nil)
+}
+
+func newHarnessWithNext(t testing.TB, cfg *Config, next consumer.Traces) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: newFakeClock(), sink: new(consumertest.TracesSink), tel: componenttest.NewTelemetry()}
+	if next == nil {
+		next = h.sink
+	}
+	set := processortest.NewNopSettings(componentType)
+	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	p, err := newGymProcessorWithClock(set, cfg, next, h.clock)
+	require.NoError(t, err)
+	h.p = p
+	t.Cleanup(func() { _ = h.tel.Shutdown(context.Background()) })
+	return h
+}
+
+func (h *harness) consume(td ptrace.Traces) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.ConsumeTraces(context.Background(), td))
+}
+
+// tickAt advances the clock by d and runs one timer pass in this goroutine.
+func (h *harness) tickAt(d time.Duration) {
+	h.clock.Advance(d)
+	h.p.tick(context.Background())
+}
+
+func (h *harness) shutdown() {
+	h.t.Helper()
+	require.NoError(h.t, h.p.Shutdown(context.Background()))
+}
+
+func (h *harness) out() []normSpan { return normalize(h.sink.AllTraces()) }
+
+func (h *harness) pending() int {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return len(h.p.eng.heap)
+}
+
+// metricSum sums the data points of an Int64 sum or gauge whose attributes
+// include all of attrs.
+func (h *harness) metricSum(name string, attrs ...string) int64 {
+	h.t.Helper()
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		return 0
+	}
+	return sumPoints(m.Data, attrs)
+}
+
+// ---- building traces -------------------------------------------------------
+
+func spanIDOf(name string) pcommon.SpanID {
+	s := sha256.Sum256([]byte("span/" + name))
+	var id pcommon.SpanID
+	copy(id[:], s[:8])
+	return id
+}
+
+func traceIDOf(name string) pcommon.TraceID {
+	s := sha256.Sum256([]byte("trace/" + name))
+	var id pcommon.TraceID
+	copy(id[:], s[:16])
+	return id
+}
+
+// proc describes a sending process.
+type proc struct {
+	service, host string
+	pid           int64
+	run           string
+	serverType    string
+	scope         string
+}
+
+// sdef describes one span; parent "" means a root.
+type sdef struct {
+	id, parent, trace, name string
+	kind                    ptrace.SpanKind
+	proc                    string
+	attrs                   map[string]any
+	start, end              int64 // offsets in ms
+}
+
+func buildTraces(procs map[string]proc, order []string, spans []sdef) ptrace.Traces {
+	td := ptrace.NewTraces()
+	base := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC).UnixNano()
+	for _, pn := range order {
+		pr := procs[pn]
+		rs := td.ResourceSpans().AppendEmpty()
+		ra := rs.Resource().Attributes()
+		ra.PutStr("service.name", pr.service)
+		ra.PutStr("host.name", pr.host)
+		ra.PutInt("process.pid", pr.pid)
+		if pr.run != "" {
+			ra.PutStr("nemo.run.id", pr.run)
+			ra.PutStr("service.instance.id", pr.run+"-rank0")
+		}
+		if pr.serverType != "" {
+			ra.PutStr("nemo.gym.server.type", pr.serverType)
+		}
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName(pr.scope)
+		for _, d := range spans {
+			if d.proc != pn {
+				continue
+			}
+			s := ss.Spans().AppendEmpty()
+			s.SetName(d.name)
+			s.SetKind(d.kind)
+			s.SetTraceID(traceIDOf(d.trace))
+			s.SetSpanID(spanIDOf(d.id))
+			if d.parent != "" {
+				s.SetParentSpanID(spanIDOf(d.parent))
+			}
+			s.SetStartTimestamp(pcommon.Timestamp(base + d.start*int64(time.Millisecond)))
+			s.SetEndTimestamp(pcommon.Timestamp(base + d.end*int64(time.Millisecond)))
+			if err := s.Attributes().FromRaw(d.attrs); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return td
+}
+
+// ---- splitting input into batches --------------------------------------------
+
+type spanRef struct{ rs, ss, sp int }
+
+func flatRefs(td ptrace.Traces) []spanRef {
+	var refs []spanRef
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			for k := 0; k < sss.At(j).Spans().Len(); k++ {
+				refs = append(refs, spanRef{i, j, k})
+			}
+		}
+	}
+	return refs
+}
+
+// batchesOf copies the spans of td named by each group of refs into one
+// Traces per group, keeping each span's resource and scope.
+func batchesOf(td ptrace.Traces, groups [][]spanRef) []ptrace.Traces {
+	out := make([]ptrace.Traces, 0, len(groups))
+	for _, g := range groups {
+		b := ptrace.NewTraces()
+		type key struct{ rs, ss int }
+		seen := map[key]ptrace.SpanSlice{}
+		for _, r := range g {
+			k := key{r.rs, r.ss}
+			dst, ok := seen[k]
+			if !ok {
+				srs := td.ResourceSpans().At(r.rs)
+				sss := srs.ScopeSpans().At(r.ss)
+				rs := b.ResourceSpans().AppendEmpty()
+				srs.Resource().CopyTo(rs.Resource())
+				ss := rs.ScopeSpans().AppendEmpty()
+				sss.Scope().CopyTo(ss.Scope())
+				dst = ss.Spans()
+				seen[k] = dst
+			}
+			td.ResourceSpans().At(r.rs).ScopeSpans().At(r.ss).Spans().At(r.sp).CopyTo(dst.AppendEmpty())
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// arrivalPlans returns named ways to feed td: whole, one span per batch in
+// order and reversed, children-last, and random permutations split randomly.
+func arrivalPlans(td ptrace.Traces, seeds int) map[string][]ptrace.Traces {
+	refs := flatRefs(td)
+	whole := ptrace.NewTraces()
+	td.CopyTo(whole)
+	plans := map[string][]ptrace.Traces{"whole": {whole}}
+	one := func(rs []spanRef) [][]spanRef {
+		g := make([][]spanRef, len(rs))
+		for i, r := range rs {
+			g[i] = []spanRef{r}
+		}
+		return g
+	}
+	plans["one_by_one"] = batchesOf(td, one(refs))
+	rev := append([]spanRef(nil), refs...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	plans["one_by_one_reversed"] = batchesOf(td, one(rev))
+	for s := 0; s < seeds; s++ {
+		rng := rand.New(rand.NewPCG(uint64(s), 42))
+		perm := append([]spanRef(nil), refs...)
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		var groups [][]spanRef
+		for len(perm) > 0 {
+			n := 1 + rng.IntN(len(perm))
+			groups = append(groups, perm[:n])
+			perm = perm[n:]
+		}
+		plans[fmt.Sprintf("random_%d", s)] = batchesOf(td, groups)
+	}
+	return plans
+}
+
+// ---- normalized output --------------------------------------------------------
+
+type normLink struct {
+	TraceID    string         `json:"trace_id"`
+	SpanID     string         `json:"span_id"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+}
+
+type normSpan struct {
+	Name       string         `json:"name"`
+	Service    string         `json:"service"`
+	TraceID    string         `json:"trace_id"`
+	SpanID     string         `json:"span_id"`
+	ParentID   string         `json:"parent_span_id"`
+	Rollout    string         `json:"rollout,omitempty"`
+	ResRollout string         `json:"resource_rollout,omitempty"`
+	Attributes map[string]any `json:"attributes"`
+	Links      []normLink     `json:"links,omitempty"`
+}
+
+func normalize(tds []ptrace.Traces) []normSpan {
+	var out []normSpan
+	for _, td := range tds {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			rs := rss.At(i)
+			svc := resourceString(rs.Resource().Attributes(), "service.name")
+			resRollout := resourceString(rs.Resource().Attributes(), "nemo.gym.rollout.id")
+			sss := rs.ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					s := spans.At(k)
+					n := normSpan{
+						Name:       s.Name(),
+						Service:    svc,
+						TraceID:    s.TraceID().String(),
+						SpanID:     s.SpanID().String(),
+						ParentID:   s.ParentSpanID().String(),
+						ResRollout: resRollout,
+						Attributes: s.Attributes().AsRaw(),
+					}
+					if v, ok := s.Attributes().Get("nemo.gym.rollout.id"); ok {
+						n.Rollout = v.AsString()
+					}
+					ls := s.Links()
+					for l := 0; l < ls.Len(); l++ {
+						n.Links = append(n.Links, normLink{
+							TraceID:    ls.At(l).TraceID().String(),
+							SpanID:     ls.At(l).SpanID().String(),
+							Attributes: ls.At(l).Attributes().AsRaw(),
+						})
+					}
+					sort.Slice(n.Links, func(a, b int) bool {
+						if n.Links[a].TraceID != n.Links[b].TraceID {
+							return n.Links[a].TraceID < n.Links[b].TraceID
+						}
+						return n.Links[a].SpanID < n.Links[b].SpanID
+					})
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].SpanID != out[b].SpanID {
+			return out[a].SpanID < out[b].SpanID
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out
+}
+
+func readTraces(t testing.TB, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	return td
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600))
+}
+
+// expectedTraceID computes T' of SPEC §4.3 independently of the processor.
+func expectedTraceID(run, origTraceHex, rollout string) string {
+	k := run
+	if k == "" {
+		k = origTraceHex
+	}
+	var buf []byte
+	buf = append(buf, "otelcol-gym/rollout/v1"...)
+	buf = append(buf, 0)
+	buf = append(buf, k...)
+	buf = append(buf, 0)
+	buf = append(buf, rollout...)
+	sum := sha256.Sum256(buf)
+	id := sum[:16]
+	zero := true
+	for _, b := range id {
+		zero = zero && b == 0
+	}
+	if zero {
+		id[15] = 1
+	}
+	return hex.EncodeToString(id)
+}

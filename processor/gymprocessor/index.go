@@ -1,0 +1,123 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// spanKey identifies a span by its original trace id and span id.
+type spanKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+type nodeState uint8
+
+const (
+	stAbsent  nodeState = iota // placeholder: a child named it as parent; it has not arrived
+	stPending                  // arrived, held
+	stEmitted                  // arrived, left
+)
+
+// How a span got its rollout (SPEC §4.2).
+type how uint8
+
+const (
+	howUndecided how = iota
+	howDirect
+	howDownward
+	howUpward
+	howNone // decided to be in no rollout (job span, ambiguous, released as it stood)
+)
+
+// summary is the lattice empty < one rollout < conflict of the rollouts found
+// below a span (SPEC §4.2 upward).
+type summary struct {
+	id       string
+	conflict bool
+}
+
+func (s summary) empty() bool { return s.id == "" && !s.conflict }
+
+// merge folds c into s and reports whether s changed.
+func (s *summary) merge(c summary) bool {
+	switch {
+	case c.empty() || s.conflict:
+		return false
+	case c.conflict:
+		*s = summary{conflict: true}
+		return true
+	case s.id == "":
+		s.id = c.id
+		return true
+	case s.id == c.id:
+		return false
+	default:
+		*s = summary{conflict: true}
+		return true
+	}
+}
+
+// node is one index entry: a span that arrived (pending or emitted) or a
+// placeholder for a parent named by a child. An emitted node keeps only ids,
+// its rollout and links, so late children can still be resolved downward.
+type node struct {
+	key     spanKey
+	parent  *node // the parent's node (placeholder if it has not arrived); nil if none
+	held    *heldSpan
+	rollout string  // "" when in no rollout (yet)
+	below   summary // rollouts of the spans below, nearest decided ones
+	waiters []*node // children held while this node is undecided
+	fifoSeq uint32
+	state   nodeState
+	how     how
+	job     bool
+	settled bool // its settle deadline has passed
+	waiting bool // registered in parent.waiters
+	late    bool // a child left while this node was absent
+	nWait   int32
+}
+
+// contribution is what this node tells its parent about the rollouts below:
+// its own rollout when it has one, else what is below it.
+func (n *node) contribution() summary {
+	if n.rollout != "" {
+		return summary{id: n.rollout}
+	}
+	return n.below
+}
+
+// fifoEntry queues nodes that may leave the index (emitted or placeholder).
+type fifoEntry struct {
+	n   *node
+	at  int64
+	seq uint32
+}
+
+// nodeQueue is a FIFO of index nodes in the order they became removable.
+type nodeQueue struct {
+	buf  []fifoEntry
+	head int
+}
+
+func (q *nodeQueue) push(n *node, at int64) {
+	n.fifoSeq++
+	q.buf = append(q.buf, fifoEntry{n: n, at: at, seq: n.fifoSeq})
+}
+
+func (q *nodeQueue) len() int { return len(q.buf) - q.head }
+
+func (q *nodeQueue) peek() fifoEntry { return q.buf[q.head] }
+
+func (q *nodeQueue) pop() {
+	q.buf[q.head] = fifoEntry{}
+	q.head++
+	if q.head > 1024 && q.head*2 > len(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf = q.buf[:n]
+		q.head = 0
+	}
+}

@@ -1,0 +1,117 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+const scopeName = "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+// Metric names (SPEC §4.5). documentation.md lists them.
+const (
+	metricSpansReceived     = "otelcol_processor_gym_spans_received"
+	metricSpansEmitted      = "otelcol_processor_gym_spans_emitted"
+	metricSpansPassed       = "otelcol_processor_gym_spans_passed_through"
+	metricSpansPromoted     = "otelcol_processor_gym_spans_promoted"
+	metricReleasedUndecided = "otelcol_processor_gym_spans_released_undecided"
+	metricRootsCut          = "otelcol_processor_gym_roots_cut"
+	metricSynthesized       = "otelcol_processor_gym_spans_synthesized"
+	metricPendingSpans      = "otelcol_processor_gym_pending_spans"
+	metricPendingBytes      = "otelcol_processor_gym_pending_bytes"
+	metricIndexEntries      = "otelcol_processor_gym_index_entries"
+	metricLateParents       = "otelcol_processor_gym_late_parents"
+	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
+	metricDownstreamFailed  = "otelcol_processor_gym_downstream_failed_spans"
+	metricSetupProblems     = "otelcol_processor_gym_setup_problems"
+)
+
+type telemetry struct {
+	received, emitted, passed, promoted, released, cut, synthesized metric.Int64Counter
+	lateParents, duplicates, downstreamFailed, problems             metric.Int64Counter
+	pendingSpans, pendingBytes, indexEntries                        metric.Int64Gauge
+
+	promotedBy [3]metric.MeasurementOption
+	reasons    [numReasons]metric.MeasurementOption
+	problemOpt [numProblems]metric.MeasurementOption
+	cutJob     metric.MeasurementOption
+	cutParent  metric.MeasurementOption
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	m := set.MeterProvider.Meter(scopeName)
+	t := &telemetry{}
+	var errs []error
+	counter := func(name, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{spans}"))
+		errs = append(errs, err)
+		return c
+	}
+	gauge := func(name, desc, unit string) metric.Int64Gauge {
+		g, err := m.Int64Gauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return g
+	}
+	t.received = counter(metricSpansReceived, "Spans received by the gym processor.")
+	t.emitted = counter(metricSpansEmitted, "Spans the gym processor passed to the next consumer.")
+	t.passed = counter(metricSpansPassed, "Spans of runs without rollout evidence passed on without waiting.")
+	t.promoted = counter(metricSpansPromoted, "Spans given a rollout, by how (source = direct, downward, upward).")
+	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait, conflict, bound, shutdown, no_evidence).")
+	t.cut = counter(metricRootsCut, "Rollout roots cut from their parent, by link type (job, parent).")
+	t.synthesized = counter(metricSynthesized, "CLIENT spans synthesized for the service map.")
+	t.lateParents = counter(metricLateParents, "Spans that arrived after a child of theirs had to leave without them.")
+	t.duplicates = counter(metricDuplicateSpans, "Spans whose (trace id, span id) was already indexed; passed on unindexed.")
+	t.downstreamFailed = counter(metricDownstreamFailed, "Spans the next consumer refused.")
+	t.problems = counter(metricSetupProblems, "Setup problems seen (problem = no_rollout_evidence, server_without_parent, only_orchestrator).")
+	t.pendingSpans = gauge(metricPendingSpans, "Spans held undecided.", "{spans}")
+	t.pendingBytes = gauge(metricPendingBytes, "Estimated bytes of the spans held undecided.", "By")
+	t.indexEntries = gauge(metricIndexEntries, "Entries of the span index (held, emitted and awaited parents).", "{entries}")
+	for i, s := range []string{"direct", "downward", "upward"} {
+		t.promotedBy[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+	}
+	for i, s := range reasonNames {
+		t.reasons[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", s)))
+	}
+	for i, s := range problemNames {
+		t.problemOpt[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("problem", s)))
+	}
+	t.cutJob = metric.WithAttributeSet(attribute.NewSet(attribute.String("link_type", linkTypeJob)))
+	t.cutParent = metric.WithAttributeSet(attribute.NewSet(attribute.String("link_type", linkTypeParent)))
+	return t, errors.Join(errs...)
+}
+
+// record turns a round's counts into metrics; called without the lock.
+func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauges) {
+	add := func(c metric.Int64Counter, v int64, opts ...metric.AddOption) {
+		if v != 0 {
+			c.Add(ctx, v, opts...)
+		}
+	}
+	add(t.received, r.received)
+	add(t.emitted, emitted)
+	add(t.passed, r.passed)
+	for i, v := range r.promoted {
+		add(t.promoted, v, t.promotedBy[i])
+	}
+	for i, v := range r.released {
+		add(t.released, v, t.reasons[i])
+	}
+	add(t.cut, r.cutJob, t.cutJob)
+	add(t.cut, r.cutParent, t.cutParent)
+	add(t.lateParents, r.lateParents)
+	add(t.duplicates, r.duplicates)
+	for i, v := range r.problems {
+		add(t.problems, v, t.problemOpt[i])
+	}
+	t.pendingSpans.Record(ctx, g.spans)
+	t.pendingBytes.Record(ctx, g.bytes)
+	t.indexEntries.Record(ctx, g.index)
+}
+
+type gauges struct{ spans, bytes, index int64 }

@@ -1,0 +1,215 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Attribute names written by the split (SPEC §4.3).
+const (
+	attrOriginalTraceID = "nemo.gym.original_trace_id"
+	attrLinkType        = "nemo.gym.link.type"
+	attrSplitRollouts   = "nemo.gym.split.rollouts"
+
+	linkTypeJob             = "job"
+	linkTypeParent          = "parent"
+	linkTypePreviousAttempt = "previous_attempt"
+	linkTypeRollout         = "rollout" // job span -> a rollout root cut from its trace
+
+	rolloutTraceDomain = "otelcol-gym/rollout/v1"
+)
+
+// rolloutTraceID is T' of SPEC §4.3: the first 16 bytes of
+// SHA-256("otelcol-gym/rollout/v1" ‖ 0x00 ‖ K ‖ 0x00 ‖ R), never all zero.
+func rolloutTraceID(k, rollout string) pcommon.TraceID {
+	h := sha256.New()
+	h.Write([]byte(rolloutTraceDomain))
+	h.Write([]byte{0})
+	h.Write([]byte(k))
+	h.Write([]byte{0})
+	h.Write([]byte(rollout))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	var id pcommon.TraceID
+	copy(id[:], sum[:16])
+	if id.IsEmpty() {
+		id[15] = 1
+	}
+	return id
+}
+
+// rolloutKey returns K: the run when the span has one, else the 32 lowercase
+// hex digits of its original trace id.
+func rolloutKey(run string, orig pcommon.TraceID) string {
+	if run != "" {
+		return run
+	}
+	return hex.EncodeToString(orig[:])
+}
+
+type tidKey struct{ k, rollout string }
+
+// tidCache memoizes T'; it is cleared whole when it grows past its bound.
+type tidCache struct {
+	m   map[tidKey]pcommon.TraceID
+	max int
+}
+
+func (c *tidCache) get(k, rollout string) pcommon.TraceID {
+	key := tidKey{k, rollout}
+	if id, ok := c.m[key]; ok {
+		return id
+	}
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	id := rolloutTraceID(k, rollout)
+	c.m[key] = id
+	return id
+}
+
+// rootRef names a rollout root after the split.
+type rootRef struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+func (a rootRef) less(b rootRef) bool {
+	if c := bytes.Compare(a.trace[:], b.trace[:]); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(a.span[:], b.span[:]) < 0
+}
+
+// jobEntry is what a job span learns about the roots cut from its trace.
+type jobEntry struct {
+	created int64
+	count   int
+	roots   []rootRef // the smallest max_job_links, sorted
+}
+
+// jobTable remembers, per original trace id, the rollout roots this instance
+// cut from it. Bounded by split.max_tracked_jobs (oldest first out) and
+// split.job_ttl.
+type jobTable struct {
+	m        map[pcommon.TraceID]*jobEntry
+	order    []pcommon.TraceID // creation order
+	maxJobs  int
+	maxLinks int
+	ttl      int64
+}
+
+func (t *jobTable) add(trace pcommon.TraceID, ref rootRef, now int64) {
+	e := t.m[trace]
+	if e == nil {
+		for len(t.m) >= t.maxJobs && len(t.order) > 0 {
+			delete(t.m, t.order[0])
+			t.order = t.order[1:]
+		}
+		e = &jobEntry{created: now}
+		t.m[trace] = e
+		t.order = append(t.order, trace)
+	}
+	e.count++
+	if t.maxLinks == 0 {
+		return
+	}
+	i := sort.Search(len(e.roots), func(i int) bool { return ref.less(e.roots[i]) })
+	if len(e.roots) >= t.maxLinks && i >= len(e.roots) {
+		return
+	}
+	e.roots = append(e.roots, rootRef{})
+	copy(e.roots[i+1:], e.roots[i:])
+	e.roots[i] = ref
+	if len(e.roots) > t.maxLinks {
+		e.roots = e.roots[:t.maxLinks]
+	}
+}
+
+func (t *jobTable) expire(now int64) {
+	for len(t.order) > 0 {
+		e := t.m[t.order[0]]
+		if e != nil && now-e.created < t.ttl {
+			return
+		}
+		delete(t.m, t.order[0])
+		t.order = t.order[1:]
+	}
+}
+
+// rootTable remembers recent rollout roots by (K, rollout id) so that a
+// retried attempt can link to the previous one. Bounded by
+// split.max_tracked_roots in total, oldest first out.
+type rootTable struct {
+	m     map[tidKey]rootRef
+	order []tidKey
+	max   int
+}
+
+func (t *rootTable) put(k, rollout string, ref rootRef) {
+	key := tidKey{k, rollout}
+	if _, ok := t.m[key]; !ok {
+		for len(t.m) >= t.max && len(t.order) > 0 {
+			delete(t.m, t.order[0])
+			t.order = t.order[1:]
+		}
+		t.order = append(t.order, key)
+	}
+	t.m[key] = ref
+}
+
+func (t *rootTable) get(k, rollout string) (rootRef, bool) {
+	r, ok := t.m[tidKey{k, rollout}]
+	return r, ok
+}
+
+// previousAttempt returns the id of the attempt before R = "<task>-<n>-a<k>":
+// "<task>-<n>" for k = 1, "<task>-<n>-a<k-1>" for k > 1.
+func previousAttempt(r string) (string, bool) {
+	base, k, ok := splitAttempt(r)
+	if !ok || k < 1 {
+		return "", false
+	}
+	if k == 1 {
+		return base, true
+	}
+	return base + "-a" + strconv.Itoa(k-1), true
+}
+
+// splitAttempt splits "<base>-a<k>" where base has the form "<task>-<n>".
+func splitAttempt(r string) (string, int, bool) {
+	i := strings.LastIndex(r, "-a")
+	if i <= 0 || i+2 >= len(r) {
+		return "", 0, false
+	}
+	k, err := strconv.Atoi(r[i+2:])
+	if err != nil || k < 0 || strconv.Itoa(k) != r[i+2:] {
+		return "", 0, false
+	}
+	base := r[:i]
+	j := strings.LastIndexByte(base, '-')
+	if j <= 0 || j+1 >= len(base) {
+		return "", 0, false
+	}
+	if _, err := strconv.Atoi(base[j+1:]); err != nil {
+		return "", 0, false
+	}
+	return base, k, true
+}
+
+// attemptIndex orders rollouts so earlier attempts are decided first.
+func attemptIndex(r string) int {
+	if _, k, ok := splitAttempt(r); ok {
+		return k
+	}
+	return 0
+}
