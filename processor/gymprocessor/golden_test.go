@@ -72,7 +72,7 @@ func goldenConfig(name string) *Config {
 
 // runPlan feeds batches within settle of each other, lets every deadline
 // pass on the timer, then shuts down.
-func runPlan(t testing.TB, cfg *Config, batches []ptrace.Traces, tick bool) []normSpan {
+func runPlan(t *testing.T, cfg *Config, batches []ptrace.Traces, tick bool) []normSpan {
 	h := newHarness(t, cfg)
 	for _, b := range batches {
 		h.consume(b)

@@ -57,20 +57,26 @@ func testConfig() *Config {
 	return createDefaultConfig().(*Config)
 }
 
+// tb is what the harness needs of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Errorf(format string, args ...any)
+	FailNow()
+	Cleanup(func())
+}
+
 type harness struct {
-	t     testing.TB
+	t     tb
 	p     *gymProcessor
 	clock *fakeClock
 	sink  *consumertest.TracesSink
 	tel   *componenttest.Telemetry
 }
 
-func newHarness(t testing.TB, cfg *Config) *harness {
+func newHarness(t tb, cfg *Config) *harness {
 	return newHarnessWithNext(t, cfg, nil)
 }
 
-func newHarnessWithNext(t testing.TB, cfg *Config, next consumer.Traces) *harness {
-	t.Helper()
+func newHarnessWithNext(t tb, cfg *Config, next consumer.Traces) *harness {
 	h := &harness{t: t, clock: newFakeClock(), sink: new(consumertest.TracesSink), tel: componenttest.NewTelemetry()}
 	if next == nil {
 		next = h.sink
@@ -85,7 +91,6 @@ func newHarnessWithNext(t testing.TB, cfg *Config, next consumer.Traces) *harnes
 }
 
 func (h *harness) consume(td ptrace.Traces) {
-	h.t.Helper()
 	require.NoError(h.t, h.p.ConsumeTraces(context.Background(), td))
 }
 
@@ -96,7 +101,6 @@ func (h *harness) tickAt(d time.Duration) {
 }
 
 func (h *harness) shutdown() {
-	h.t.Helper()
 	require.NoError(h.t, h.p.Shutdown(context.Background()))
 }
 
@@ -111,7 +115,6 @@ func (h *harness) pending() int {
 // metricSum sums the data points of an Int64 sum or gauge whose attributes
 // include all of attrs.
 func (h *harness) metricSum(name string, attrs ...string) int64 {
-	h.t.Helper()
 	m, err := h.tel.GetMetric(name)
 	if err != nil {
 		return 0

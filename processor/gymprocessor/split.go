@@ -147,7 +147,8 @@ func (t *jobTable) expire(now int64) {
 }
 
 // rootTable remembers recent rollout roots by (K, rollout id) so that a
-// retried attempt can link to the previous one. Bounded by
+// retried attempt can link to the previous one; of several roots of one
+// rollout (fragments) it keeps the smallest span id. Bounded by
 // split.max_tracked_roots in total, oldest first out.
 type rootTable struct {
 	m     map[tidKey]rootRef
@@ -157,7 +158,11 @@ type rootTable struct {
 
 func (t *rootTable) put(k, rollout string, ref rootRef) {
 	key := tidKey{k, rollout}
-	if _, ok := t.m[key]; !ok {
+	old, ok := t.m[key]
+	if ok && old.less(ref) {
+		return // a rollout with several roots is known by its smallest
+	}
+	if !ok {
 		for len(t.m) >= t.max && len(t.order) > 0 {
 			delete(t.m, t.order[0])
 			t.order = t.order[1:]
