@@ -166,12 +166,18 @@ func (e *engine) consume(td ptrace.Traces, now int64) *round {
 	// downward where they lie instead of being held.
 	for i := rss.Len() - 1; i >= 0; i-- {
 		rs := rss.At(i)
-		info := e.resourceInfo(rs.Resource())
+		var info *resInfo
 		sss := rs.ScopeSpans()
 		for j := sss.Len() - 1; j >= 0; j-- {
 			ss := sss.At(j)
 			e.curRS, e.curSS, e.curOrg = rs, ss, nil
 			spans := ss.Spans()
+			if spans.Len() == 0 {
+				continue
+			}
+			if info == nil {
+				info = e.resourceInfo(rs.Resource())
+			}
 			var held []bool
 			for k := spans.Len() - 1; k >= 0; k-- {
 				if e.arrive(spans.At(k), info) {

@@ -161,6 +161,13 @@ func buildTraces(procs map[string]proc, order []string, spans []sdef) ptrace.Tra
 	base := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC).UnixNano()
 	for _, pn := range order {
 		pr := procs[pn]
+		has := false
+		for _, d := range spans {
+			has = has || d.proc == pn
+		}
+		if !has {
+			continue
+		}
 		rs := td.ResourceSpans().AppendEmpty()
 		ra := rs.Resource().Attributes()
 		ra.PutStr("service.name", pr.service)
@@ -389,4 +396,16 @@ func expectedTraceID(run, origTraceHex, rollout string) string {
 		id[15] = 1
 	}
 	return hex.EncodeToString(id)
+}
+
+// signalSink hands every batch it receives to a channel.
+type signalSink struct{ ch chan ptrace.Traces }
+
+func newSignalSink() *signalSink { return &signalSink{ch: make(chan ptrace.Traces, 64)} }
+
+func (s *signalSink) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (s *signalSink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	s.ch <- td
+	return nil
 }

@@ -1,0 +1,201 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func names(ns []normSpan) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestKnownRolloutLeavesInTheSameCall(t *testing.T) {
+	h := newHarness(t, testConfig())
+	td := buildTraces(gymProcs, procOrder, []sdef{
+		{id: "g", parent: "run", trace: "t", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "0-0"}},
+		{id: "m", trace: "t2", name: "POST", kind: ptrace.SpanKindServer, proc: "model", attrs: map[string]any{"http.target": "/ng-rollout/0-0/v1/responses"}},
+	})
+	h.consume(td)
+	got := h.out()
+	require.Len(t, got, 2)
+	assert.Zero(t, h.pending())
+	for _, s := range got {
+		assert.Equal(t, "0-0", s.Rollout)
+		assert.Equal(t, expectedTraceID(runID, "", "0-0"), s.TraceID)
+	}
+	// A child arriving after its parent left is resolved downward at once
+	// from the index.
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		{id: "m-send", parent: "m", trace: "t2", name: "POST http send", kind: ptrace.SpanKindInternal, proc: "model", attrs: map[string]any{}},
+	}))
+	assert.Zero(t, h.pending())
+	require.Len(t, h.out(), 3)
+}
+
+func TestOnlyUndecidedSpansAndUpwardRootsWait(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	h.consume(readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json")))
+
+	// Everything with evidence, or below a span with evidence, left at once.
+	out := h.out()
+	require.Len(t, out, 40-h.pending())
+	for _, s := range out {
+		assert.NotEmpty(t, s.Rollout, s.Name)
+	}
+	// What waits is the agent's POST /run (and its ASGI children, which hang
+	// off it), the orchestrator's HTTP POST, and gym.job.
+	h.p.mu.Lock()
+	var held []string
+	for _, hs := range h.p.eng.heap {
+		held = append(held, hs.span.Name())
+	}
+	h.p.mu.Unlock()
+	sort.Strings(held)
+	assert.Equal(t, []string{
+		"HTTP POST", "HTTP POST", "HTTP POST",
+		"POST /run", "POST /run", "POST /run",
+		"POST /run http receive", "POST /run http receive", "POST /run http receive",
+		"POST /run http send", "POST /run http send", "POST /run http send",
+		"gym.job",
+	}, held)
+
+	h.tickAt(cfg.Settle - time.Millisecond)
+	assert.Equal(t, 13, h.pending(), "nothing upward is decided before settle")
+	h.tickAt(time.Millisecond)
+	assert.Zero(t, h.pending(), "at settle the upward spans are decided, the roots cut, and gym.job follows")
+	require.Len(t, h.out(), 40)
+}
+
+func undecided(id, parent, proc string) sdef {
+	return sdef{id: id, parent: parent, trace: "t-" + id, name: "POST /run http receive", kind: ptrace.SpanKindInternal, proc: proc, attrs: map[string]any{}}
+}
+
+func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	// The model process shows evidence; the orchestrator never does.
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		{id: "ev", trace: "t-ev", name: "POST", kind: ptrace.SpanKindServer, proc: "model", attrs: map[string]any{"http.target": "/ng-rollout/0-0/v1/responses"}},
+		undecided("orch-orphan", "absent-1", "orchestrator"),
+		undecided("model-orphan", "absent-2", "model"),
+		undecided("agent-orphan", "absent-3", "agent"),
+	}))
+	require.Equal(t, 3, h.pending())
+
+	h.tickAt(cfg.Wait - time.Millisecond)
+	require.Equal(t, 3, h.pending())
+	h.tickAt(time.Millisecond)
+	// The orchestrator's and the agent's (no evidence yet) leave at wait, as
+	// they stood; the model's waits rollout_wait.
+	require.Equal(t, 1, h.pending())
+	out := h.out()
+	require.Len(t, out, 3)
+	for _, s := range out {
+		if s.Name != "POST" {
+			assert.Empty(t, s.Rollout)
+			assert.Equal(t, traceIDOf("t-"+map[string]string{"nemo-gym/orchestrator": "orch-orphan", "nemo-gym/simple_agent": "agent-orphan"}[s.Service]).String(), s.TraceID)
+		}
+	}
+	h.tickAt(cfg.RolloutWait - cfg.Wait - time.Millisecond)
+	require.Equal(t, 1, h.pending())
+	h.tickAt(time.Millisecond)
+	require.Zero(t, h.pending())
+	assert.Equal(t, int64(3), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+}
+
+// The agent's POST /run http receive ends when an hour-long rollout starts;
+// the agent shows evidence only later, which re-arms the span, and it learns
+// its rollout when POST /run arrives at the end.
+func TestEvidenceLaterRearmsAndLongRolloutResolves(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("recv", "run", "agent")}))
+	h.tickAt(10 * time.Second)
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		{id: "other", trace: "t-other", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "9-9"}},
+	}))
+	h.tickAt(cfg.Wait) // past the first wait: still held, re-armed to rollout_wait
+	require.Equal(t, 1, h.pending())
+	h.tickAt(time.Hour)
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		{id: "rollout", parent: "run", trace: "t-recv", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
+		{id: "run", trace: "t-recv", name: "POST /run", kind: ptrace.SpanKindServer, proc: "agent", attrs: map[string]any{"http.target": "/run"}},
+	}))
+	h.tickAt(cfg.Settle)
+	require.Zero(t, h.pending())
+	for _, s := range h.out() {
+		if s.SpanID == spanIDOf("recv").String() {
+			assert.Equal(t, "1-0", s.Rollout)
+		}
+	}
+	assert.Equal(t, int64(1), h.metricSum(metricSpansPromoted, "source", "upward"))
+}
+
+func TestRunWithoutEvidencePassesThrough(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	input := readTraces(t, filepath.Join(goldenDir, "observability_off", "input.json"))
+	want := normalize([]ptrace.Traces{input})
+	in := copyTraces(input)
+	h.consume(in)
+	require.NotZero(t, h.pending())
+	h.tickAt(cfg.Wait)
+	require.Zero(t, h.pending(), "nothing is held after wait")
+	assertSameSpans(t, want, h.out(), "unchanged")
+
+	// From then on the run passes through without waiting.
+	h.sink.Reset()
+	h.consume(copyTraces(input))
+	assert.Zero(t, h.pending())
+	assertSameSpans(t, want, h.out(), "passed through")
+	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "no_rollout_evidence"))
+	assert.Equal(t, int64(input.SpanCount()), h.metricSum(metricSpansPassed))
+}
+
+func TestTimerGoroutineReleasesExpiredSpans(t *testing.T) {
+	cfg := testConfig()
+	sink := newSignalSink()
+	h := newHarnessWithNext(t, cfg, sink)
+	require.NoError(t, h.p.Start(context.Background(), nil))
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("lonely", "absent", "orchestrator")}))
+	require.Equal(t, 1, h.pending())
+	h.clock.Advance(cfg.Wait)
+	h.clock.Tick()
+	td := <-sink.ch
+	require.Equal(t, 1, td.SpanCount())
+	require.NoError(t, h.p.Shutdown(context.Background()))
+}
+
+func TestShutdownEmitsEverything(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.consume(readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json")))
+	require.NotZero(t, h.pending())
+	h.shutdown()
+	require.Zero(t, h.pending())
+	out := h.out()
+	require.Len(t, out, 40)
+	for _, s := range out {
+		if s.Name != "gym.job" {
+			assert.NotEmpty(t, s.Rollout, "no rollout id is lost at shutdown: %s", s.Name)
+		}
+	}
+	// After shutdown, spans pass straight through.
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("late", "absent", "orchestrator")}))
+	require.Len(t, h.out(), 41)
+}
