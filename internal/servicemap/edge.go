@@ -1,0 +1,88 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package servicemap // import "github.com/otelcol-gym/otelcol-gym/internal/servicemap"
+
+import (
+	"math"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Attribute names read by EdgeFromSpan (SPEC §4).
+const (
+	// DefaultRunAttribute is the resource attribute naming a span's run.
+	DefaultRunAttribute = "nemo.run.id"
+	// PeerServiceAttribute names the server service on a CLIENT span; the
+	// gym processor sets it on every CLIENT span (SPEC §4.4).
+	PeerServiceAttribute = "peer.service"
+)
+
+// DefaultServiceAttributes are the resource attributes naming a span's
+// service, first present wins (SPEC §4: behind gym eval submit's collector
+// service.name is one routing name and the real one is the override).
+var DefaultServiceAttributes = []string{"service.name.override", "service.name"}
+
+// Edge is one call from the client service to the server service in a run.
+type Edge struct {
+	Run     string
+	Client  string
+	Server  string
+	Latency time.Duration // the CLIENT span's duration; negative counts as 0
+	Error   bool          // the CLIENT span's status is ERROR
+}
+
+// EdgeFromSpan returns the edge a span shows, if any: a CLIENT span in
+// service A (the first of serviceAttrs present with a non-empty value on the
+// resource; nil means DefaultServiceAttributes) whose peer.service names a
+// different service B. The run is the resource attribute runAttr (""
+// means DefaultRunAttribute); a span without it has run "". Calls within one
+// service are not edges.
+func EdgeFromSpan(span ptrace.Span, resource pcommon.Resource, serviceAttrs []string, runAttr string) (Edge, bool) {
+	if span.Kind() != ptrace.SpanKindClient {
+		return Edge{}, false
+	}
+	peer, ok := span.Attributes().Get(PeerServiceAttribute)
+	if !ok {
+		return Edge{}, false
+	}
+	server := peer.AsString()
+	if server == "" {
+		return Edge{}, false
+	}
+	if serviceAttrs == nil {
+		serviceAttrs = DefaultServiceAttributes
+	}
+	if runAttr == "" {
+		runAttr = DefaultRunAttribute
+	}
+	attrs := resource.Attributes()
+	var client string
+	for _, name := range serviceAttrs {
+		if v, ok := attrs.Get(name); ok {
+			if client = v.AsString(); client != "" {
+				break
+			}
+		}
+	}
+	if client == "" || client == server {
+		return Edge{}, false
+	}
+	var run string
+	if v, ok := attrs.Get(runAttr); ok {
+		run = v.AsString()
+	}
+	var latency time.Duration
+	if start, end := span.StartTimestamp(), span.EndTimestamp(); end > start {
+		latency = time.Duration(min(uint64(end-start), math.MaxInt64))
+	}
+	return Edge{
+		Run:     run,
+		Client:  client,
+		Server:  server,
+		Latency: latency,
+		Error:   span.Status().Code() == ptrace.StatusCodeError,
+	}, true
+}

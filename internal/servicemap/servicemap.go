@@ -1,0 +1,263 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package servicemap keeps <capture_dir>/service_map.json and
+// service_map.md (SPEC §5.1): the service-map edges seen per run, with
+// calls, errors and latency quantiles from a mergeable sketch.
+//
+//	Observe(edge) → the writer's delta (bounded) → Flush: under flock, read
+//	the file, add the delta, replace the JSON and the Markdown by rename →
+//	clear the delta
+//
+// Each writer holds in memory only what it saw since its last flush, and
+// adds it to what is on disk under an exclusive lock, so several collectors
+// sharing a capture dir merge instead of overwriting, a restart keeps every
+// edge (its delta is empty, the disk has the rest), and nothing is counted
+// twice: a delta is dropped from memory exactly when the rename of the JSON
+// file that holds it succeeds. Sketches merge exactly (see Sketch), so the
+// quantiles on disk are those of all calls, whoever saw them.
+package servicemap // import "github.com/otelcol-gym/otelcol-gym/internal/servicemap"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+)
+
+// Options configure a Map. The zero value of every field means its default.
+type Options struct {
+	// JSONFile is the edge table's file name inside the directory.
+	// Default: "service_map.json". The lock file is ".<name without .json>.lock".
+	JSONFile string
+	// MarkdownFile is the Mermaid drawing's file name. Default: "service_map.md".
+	MarkdownFile string
+	// FileMode is the permission of created files (before umask). Default: 0640.
+	FileMode os.FileMode
+	// MaxEdges bounds the edges held in memory between flushes. A new edge
+	// at the bound flushes early; if that fails it is dropped (counted in
+	// Stats.Dropped). Memory holds at most 2×MaxEdges edges (a failed flush
+	// puts its delta back). Default: 10,000.
+	MaxEdges int
+	// RelativeAccuracy is the latency sketch's bound on the relative error
+	// of every quantile, in (0, 1). Default: 0.01.
+	RelativeAccuracy float64
+	// MaxBins bounds each sketch's buckets (8 bytes each). Default:
+	// BinsFor(RelativeAccuracy, DefaultDynamicRange), 1038 at 1%.
+	MaxBins int
+	// ServiceAttributes and RunAttribute are what ObserveSpan reads; see
+	// EdgeFromSpan. Defaults: DefaultServiceAttributes, DefaultRunAttribute.
+	ServiceAttributes []string
+	RunAttribute      string
+	// Logger receives corrupt-file warnings and (rate-limited) drops. Default: no-op.
+	Logger *zap.Logger
+
+	now func() time.Time // tests; default time.Now
+}
+
+// Stats are counters for the exporter's own telemetry.
+type Stats struct {
+	Edges        int    // edges held in memory, not yet flushed
+	Flushes      uint64 // flushes that replaced service_map.json
+	FlushErrors  uint64 // flushes that failed (their delta was kept, unless the JSON was already replaced)
+	Dropped      uint64 // observations dropped at MaxEdges
+	CorruptFiles uint64 // unreadable service_map.json files moved aside
+}
+
+// Map is one writer's view of a directory's service map. It is safe for
+// concurrent use.
+type Map struct {
+	dir      string
+	opts     Options
+	lockName string
+
+	flushMu sync.Mutex // one flush at a time; taken before mu
+
+	mu      sync.Mutex
+	delta   table
+	stats   Stats
+	lastLog time.Time // of the drop warning
+}
+
+// New returns a Map writing into dir (which must exist when Flush runs).
+func New(dir string, opts Options) (*Map, error) {
+	if dir == "" {
+		return nil, errors.New("servicemap: empty directory")
+	}
+	if opts.JSONFile == "" {
+		opts.JSONFile = "service_map.json"
+	}
+	if opts.MarkdownFile == "" {
+		opts.MarkdownFile = "service_map.md"
+	}
+	if opts.FileMode == 0 {
+		opts.FileMode = 0o640
+	}
+	if opts.MaxEdges == 0 {
+		opts.MaxEdges = 10_000
+	}
+	if opts.RelativeAccuracy == 0 {
+		opts.RelativeAccuracy = DefaultRelativeAccuracy
+	}
+	if opts.MaxBins == 0 && opts.RelativeAccuracy > 0 && opts.RelativeAccuracy < 1 {
+		opts.MaxBins = BinsFor(opts.RelativeAccuracy, DefaultDynamicRange)
+	}
+	if opts.ServiceAttributes == nil {
+		opts.ServiceAttributes = DefaultServiceAttributes
+	}
+	if opts.RunAttribute == "" {
+		opts.RunAttribute = DefaultRunAttribute
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	var errs []error
+	for _, n := range []string{opts.JSONFile, opts.MarkdownFile} {
+		if !plainName(n) {
+			errs = append(errs, fmt.Errorf("file name %q must be a plain name inside the directory", n))
+		}
+	}
+	if opts.JSONFile == opts.MarkdownFile {
+		errs = append(errs, fmt.Errorf("JSON and Markdown file are both %q", opts.JSONFile))
+	}
+	if opts.MaxEdges < 1 {
+		errs = append(errs, fmt.Errorf("max edges must be positive, got %d", opts.MaxEdges))
+	}
+	if _, err := NewSketch(opts.RelativeAccuracy, opts.MaxBins); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("servicemap: %w", err)
+	}
+	return &Map{
+		dir:      dir,
+		opts:     opts,
+		lockName: "." + strings.TrimSuffix(opts.JSONFile, ".json") + ".lock",
+		delta:    table{},
+	}, nil
+}
+
+func plainName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+}
+
+// ObserveSpan records the edge span shows (see EdgeFromSpan, with the
+// Options' attributes) and reports whether it showed one.
+func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
+	e, ok := EdgeFromSpan(span, resource, m.opts.ServiceAttributes, m.opts.RunAttribute)
+	if ok {
+		m.Observe(e)
+	}
+	return ok
+}
+
+// Observe records one call. When the edge is new and MaxEdges are held, it
+// flushes first (file I/O on the caller's goroutine); if the flush fails the
+// call is dropped, counted and logged (rate-limited).
+func (m *Map) Observe(e Edge) {
+	ms := float64(e.Latency) / float64(time.Millisecond)
+	m.mu.Lock()
+	if m.addLocked(e, ms) {
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+
+	ferr := m.Flush()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.addLocked(e, ms) {
+		return
+	}
+	m.stats.Dropped++
+	if now := m.opts.now(); now.Sub(m.lastLog) >= time.Minute {
+		m.lastLog = now
+		m.opts.Logger.Warn("Service map edge table is full and could not be flushed; dropping calls",
+			zap.Int("max_edges", m.opts.MaxEdges), zap.Uint64("dropped_total", m.stats.Dropped), zap.Error(ferr))
+	}
+}
+
+// addLocked adds the call unless its edge is new and the table is full.
+func (m *Map) addLocked(e Edge, ms float64) bool {
+	k := edgeKey{run: e.Run, client: e.Client, server: e.Server}
+	s, ok := m.delta[k]
+	if !ok {
+		if len(m.delta) >= m.opts.MaxEdges {
+			return false
+		}
+		sk, _ := NewSketch(m.opts.RelativeAccuracy, m.opts.MaxBins) // checked in New
+		s = &edgeStats{latency: sk}
+		m.delta[k] = s
+	}
+	s.calls++
+	if e.Error {
+		s.errors++
+	}
+	s.latency.Add(ms)
+	return true
+}
+
+// Flush adds the calls observed since the last flush to the files (see the
+// package comment). Callers run it at most every flush_interval and at
+// shutdown; with nothing observed it does no I/O. On error the calls stay in
+// memory for the next flush unless service_map.json was already replaced.
+func (m *Map) Flush() error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+
+	m.mu.Lock()
+	delta := m.delta
+	if len(delta) == 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	m.delta = table{}
+	m.mu.Unlock()
+
+	committed, err := m.commit(delta)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if committed {
+		m.stats.Flushes++
+	}
+	if err != nil {
+		m.stats.FlushErrors++
+	}
+	if !committed {
+		// Put it back: what arrived meanwhile is newer and adds to it.
+		for k, e := range m.delta {
+			if d, ok := delta[k]; ok {
+				d.calls += e.calls
+				d.errors += e.errors
+				d.latency.Merge(e.latency)
+			} else {
+				delta[k] = e
+			}
+		}
+		m.delta = delta
+	}
+	if err != nil {
+		return fmt.Errorf("servicemap: flush %q: %w", m.dir, err)
+	}
+	return nil
+}
+
+// Stats returns the counters.
+func (m *Map) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.stats
+	s.Edges = len(m.delta)
+	return s
+}
