@@ -1,0 +1,663 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+type harness struct {
+	o         *options
+	root      string
+	out       string
+	collector string
+	gymsim    string // "" when unavailable
+	tgen      string // "" when unavailable
+	log       io.Writer
+	stdout    io.Writer
+	replay    *replaySet
+	results   []*runResult
+	notes     []string
+	profile   string // pprof -top output
+}
+
+func newHarness(ctx context.Context, o *options, stdout io.Writer) (*harness, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	h := &harness{o: o, root: root, stdout: stdout}
+	h.out = o.out
+	if h.out == "" {
+		h.out = filepath.Join(root, "bench", "out", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(h.out, 0o750); err != nil {
+		return nil, err
+	}
+	lf, err := os.Create(filepath.Join(h.out, "bench.log"))
+	if err != nil {
+		return nil, err
+	}
+	h.log = io.MultiWriter(stdout, lf)
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	h.collector = abs(o.collector)
+	if err := ensureBinary(ctx, root, h.collector, "cmd/otelcol-gym", o.build, h.log); err != nil {
+		return nil, fmt.Errorf("collector binary %s: %w", h.collector, err)
+	}
+	if p := abs(o.gymsim); ensureBinary(ctx, root, p, "cmd/gymsim", o.build, h.log) == nil {
+		h.gymsim = p
+	} else {
+		h.note("gymsim is not available (%s): the gymsim phase is skipped and the replay records the built-in Gym-shaped generator instead", p)
+	}
+	h.tgen = findTelemetrygen(o.telemetrygen)
+	if h.tgen == "" {
+		h.note("telemetrygen not found: the telemetrygen phase is skipped (install: go install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@v0.161.0)")
+	}
+	h.logf("bench: output in %s; collector %s; %d cores; reps %d", h.out, h.collector, runtime.NumCPU(), o.reps)
+	return h, nil
+}
+
+func (h *harness) logf(format string, args ...any) {
+	fmt.Fprintf(h.log, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
+}
+
+func (h *harness) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	h.notes = append(h.notes, s)
+	if h.log != nil {
+		h.logf("note: %s", s)
+	}
+}
+
+// runResult is one (phase, pipeline, repetition).
+type runResult struct {
+	Phase, Pipeline string
+	Rep             int
+	Spans           int     // spans the collector accepted (the loss check's reference)
+	Load            float64 // seconds the load took
+	Drain           float64 // seconds from the load's end until every span was out
+	Drained         bool
+	CPU             float64 // collector CPU seconds over load + drain
+	PeakRSS         int64   // bytes, VmHWM
+	Lost            int
+	Duplicates      int
+	Synthetic       int
+	Unexpected      int
+	CountedBy       string
+	Retries         int64
+	Refused         float64
+	SendFailed      float64
+	Lat             map[string]latency // by class group: "known", "upward"
+	Err             string
+}
+
+type latency struct {
+	N             int
+	P50, P99, Max float64 // seconds
+}
+
+func (r *runResult) rate() float64 {
+	if r.Load <= 0 {
+		return 0
+	}
+	return float64(r.Spans) / r.Load
+}
+
+func (r *runResult) cpuPerM() float64 {
+	if r.Spans == 0 {
+		return 0
+	}
+	return r.CPU / float64(r.Spans) * 1e6
+}
+
+func (h *harness) runAll(ctx context.Context) error {
+	started := time.Now()
+	phases := splitList(h.o.phases)
+	needReplay := false
+	for _, p := range phases {
+		if p == phaseReplay {
+			needReplay = true
+		}
+	}
+	if needReplay {
+		if err := h.prepareReplay(ctx); err != nil {
+			return err
+		}
+	}
+	for _, phase := range phases {
+		if phase == phaseGymsim && h.gymsim == "" {
+			continue
+		}
+		if phase == phaseTelemetrygen && h.tgen == "" {
+			continue
+		}
+		for rep := 1; rep <= h.o.reps; rep++ {
+			for _, pl := range splitList(h.o.pipelines) {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r := h.runOne(ctx, phase, pl, rep, 0)
+				h.results = append(h.results, r)
+				h.logRun(r)
+			}
+		}
+	}
+	if needReplay && h.o.profile && ctx.Err() == nil {
+		h.runProfile(ctx)
+	}
+	h.logf("bench: done in %s", time.Since(started).Round(time.Second))
+	return h.report()
+}
+
+func (h *harness) logRun(r *runResult) {
+	msg := fmt.Sprintf("%-12s %-2s rep %d: %d spans, load %.2fs (%.0f spans/s), drain %.2fs, CPU %.2fs (%.1f s/M spans), peak RSS %.0f MiB, lost %d, dup %d",
+		r.Phase, r.Pipeline, r.Rep, r.Spans, r.Load, r.rate(), r.Drain, r.CPU, r.cpuPerM(), float64(r.PeakRSS)/(1<<20), r.Lost, r.Duplicates)
+	if l, ok := r.Lat["known"]; ok {
+		msg += fmt.Sprintf(", latency known p50 %.0fms p99 %.0fms (n %d)", l.P50*1e3, l.P99*1e3, l.N)
+	}
+	if l, ok := r.Lat["upward"]; ok {
+		msg += fmt.Sprintf(", upward p50 %.2fs p99 %.2fs (n %d)", l.P50, l.P99, l.N)
+	}
+	if r.Err != "" {
+		msg += "; ERROR: " + r.Err
+	}
+	h.logf("%s", msg)
+}
+
+// prepareReplay records one gymsim run (or the built-in generator's) and
+// encodes the replay set.
+func (h *harness) prepareReplay(ctx context.Context) error {
+	t0 := time.Now()
+	var reqs []ptrace.Traces
+	if h.gymsim != "" {
+		rec, err := startRecorder()
+		if err != nil {
+			return err
+		}
+		args := []string{"--preset", "default", "--rollouts", strconv.Itoa(h.o.recordRollouts),
+			"--concurrency", strconv.Itoa(h.o.gymsimConcurrency), "--protocol", "http",
+			"--endpoint", "http://" + rec.addr, "--blocking", "--run-id", "recorded"}
+		err = h.runTool(ctx, "record-gymsim", h.gymsim, args)
+		reqs = rec.stop()
+		if err != nil {
+			h.note("recording gymsim failed (%v): the replay uses the built-in Gym-shaped generator", err)
+			reqs = nil
+		}
+	}
+	source := "gymsim --preset default"
+	if len(reqs) == 0 {
+		reqs = synthesize(h.o.recordRollouts)
+		source = "the built-in Gym-shaped generator (default preset shape)"
+	}
+	rs, err := buildReplay(reqs, h.o.replaySpans)
+	if err != nil {
+		return err
+	}
+	h.replay = rs
+	recorded := 0
+	for _, td := range reqs {
+		recorded += td.SpanCount()
+	}
+	h.logf("replay: recorded %d requests / %d spans from %s; replaying %d requests / %d spans per run (%s) [%s]",
+		len(reqs), recorded, source, len(rs.bodies), rs.total, classCounts(rs.class), time.Since(t0).Round(time.Millisecond))
+	h.note("replay load: %d spans per run in %d OTLP/HTTP protobuf requests, re-encoded from %d spans recorded from %s, %d senders",
+		rs.total, len(rs.bodies), recorded, source, h.o.replayWorkers)
+	return nil
+}
+
+// runTool runs a load generator, its output to <out>/<name>.log.
+func (h *harness) runTool(ctx context.Context, name, bin string, args []string) error {
+	lp := filepath.Join(h.out, name+".log")
+	lf, err := os.Create(lp)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the harness runs the tools it was given
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w; log %s:\n%s", filepath.Base(bin), strings.Join(args, " "), err, lp, tail(lp, 10))
+	}
+	return nil
+}
+
+// load is what a phase's load generator reports.
+type load struct {
+	start, end time.Time
+	expected   map[uint64]uint8 // span id -> class; nil when unknown
+	sentAt     []int64          // replay only
+	retries    int64
+}
+
+func (h *harness) runOne(ctx context.Context, phase, pipeline string, rep int, pprofPort int) *runResult {
+	r := &runResult{Phase: phase, Pipeline: pipeline, Rep: rep}
+	if err := h.measure(ctx, r, pprofPort); err != nil {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) error {
+	name := strings.ReplaceAll(r.Pipeline, "'", "prime")
+	if pprofPort > 0 {
+		name += "-profile"
+	}
+	dir := filepath.Join(h.out, r.Phase, fmt.Sprintf("%s-%d", name, r.Rep))
+	outDir := filepath.Join(dir, "out")
+	if err := os.MkdirAll(outDir, 0o750); err != nil {
+		return err
+	}
+	pp, err := freePorts(6)
+	if err != nil {
+		return err
+	}
+	p := ports{GRPC: pp[0], HTTP: pp[1], Metrics: pp[2], Pprof: pprofPort, SinkGRPC: pp[3], Out: outDir}
+
+	var sink *collector
+	sinkMetrics := ""
+	if r.Pipeline == "D" {
+		sp := ports{GRPC: pp[3], Metrics: pp[4], Out: outDir}
+		cfg := filepath.Join(dir, "sink.yaml")
+		if err := renderConfig("sink", sp, cfg); err != nil {
+			return err
+		}
+		if sink, err = startCollector(ctx, h.collector, cfg, filepath.Join(dir, "sink.log"), sp.Metrics, sp.GRPC); err != nil {
+			return fmt.Errorf("sink: %w", err)
+		}
+		defer func() {
+			if sink != nil {
+				_ = sink.stop()
+			}
+		}()
+		sinkMetrics = sink.metrics
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := renderConfig(pipelineConfig[r.Pipeline], p, cfg); err != nil {
+		return err
+	}
+	col, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			col.kill()
+		}
+	}()
+
+	fileOutput := r.Pipeline != "D"
+	var expected map[uint64]uint8
+	if r.Phase == phaseReplay {
+		expected = h.replay.class
+	}
+	var tl *tailer
+	if fileOutput {
+		// The tailer counts every span id; the expected set filters after.
+		if tl, err = startTailer(outDir, r.Pipeline, nil); err != nil {
+			return err
+		}
+	}
+	closeTailer := func() {
+		if tl != nil {
+			_ = tl.close()
+		}
+	}
+	before, err := readProc(col.pid)
+	if err != nil {
+		closeTailer()
+		return err
+	}
+	var profDone chan error
+	if pprofPort > 0 {
+		profDone = make(chan error, 1)
+		go func() {
+			profDone <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pprofPort, h.o.profileSeconds),
+				filepath.Join(h.out, "profile-C.pb.gz"))
+		}()
+	}
+
+	ld, loadErr := h.drive(ctx, r, p, dir)
+	if loadErr != nil {
+		closeTailer()
+		return loadErr
+	}
+	r.Load = ld.end.Sub(ld.start).Seconds()
+	r.Retries = ld.retries
+	if ld.expected != nil {
+		expected = ld.expected
+	}
+
+	// How many spans must come out: the expected set when the load knows its
+	// span ids, else what the receiver accepted. C' writes only spans that
+	// belong to a rollout.
+	m, err := scrape(ctx, col.metrics)
+	if err != nil {
+		closeTailer()
+		return fmt.Errorf("reading the collector's metrics: %w", err)
+	}
+	accepted := int(m[mAccepted])
+	r.Spans = accepted
+	if expected != nil {
+		r.Spans = len(expected)
+	}
+	target := r.Spans
+	if r.Pipeline == "C'" && expected != nil {
+		target = 0
+		for _, c := range expected {
+			if c != classNone {
+				target++
+			}
+		}
+	}
+
+	// Drain: wait until the output holds every span (or, for D, the exporter
+	// has sent them), polling every 50ms, at most -drain-max.
+	drainStart := time.Now()
+	deadline := drainStart.Add(h.o.drainMax)
+	for {
+		done := false
+		if fileOutput {
+			done = countExpected(tl, expected) >= target
+		} else {
+			mm, err := scrape(ctx, col.metrics)
+			done = err == nil && mm[mSent]+mm[mSendFailed] >= float64(accepted) && mm[mAccepted] >= float64(accepted)
+		}
+		if done {
+			r.Drained = true
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling the output in a harness program
+	}
+	r.Drain = time.Since(drainStart).Seconds()
+	after, err := readProc(col.pid)
+	if err != nil {
+		closeTailer()
+		return err
+	}
+	r.CPU = (after.CPU - before.CPU).Seconds()
+	r.PeakRSS = after.PeakRSS
+	m, err = scrape(ctx, col.metrics)
+	if err == nil {
+		r.Refused = m[mRefused]
+		r.SendFailed = m[mSendFailed]
+	}
+	if profDone != nil {
+		if err := <-profDone; err != nil {
+			h.note("profile: %v", err)
+		}
+	}
+	stopped = true
+	stopErr := col.stop()
+	closeTailer()
+
+	// Count what is on disk now that the collector has exited (its shutdown
+	// flushes whatever was still pending).
+	switch {
+	case fileOutput:
+		c, err := countOutput(r.Pipeline, outDir, expected)
+		if err != nil {
+			return err
+		}
+		r.Duplicates, r.Synthetic, r.Unexpected = c.Duplicates, c.Synthetic, c.Unexpected
+		r.Lost = target - c.Found
+		r.CountedBy = "span ids in the output files"
+		if r.Pipeline == "C'" {
+			// Spans in no rollout are not written by C'; the exporter's metric
+			// shows they left the pipeline.
+			r.CountedBy = "span ids in the per-rollout files + exporter sent_spans for spans in no rollout"
+			if expected == nil {
+				r.Lost = r.Spans - c.Found
+			}
+			if m != nil && m[mSent] < float64(accepted) && r.Lost <= 0 {
+				r.Lost = accepted - int(m[mSent])
+			}
+		}
+		if tl != nil && r.Phase == phaseReplay {
+			r.Lat = latencies(tl.seen(), ld.sentAt, h.replay)
+		}
+	default:
+		sm, err := scrape(ctx, sinkMetrics)
+		if err != nil {
+			return fmt.Errorf("reading the sink's metrics: %w", err)
+		}
+		// The sink may also receive synthesized spans, so it must have at
+		// least as many as the first collector accepted.
+		r.Lost = accepted - int(sm[mAccepted])
+		if r.Lost < 0 {
+			r.Lost = 0
+		}
+		r.CountedBy = "receiver accepted_spans of the sink vs of the collector"
+	}
+	if !h.o.keep {
+		_ = os.RemoveAll(outDir)
+	}
+	if stopErr != nil {
+		return fmt.Errorf("stopping the collector: %w", stopErr)
+	}
+	if !r.Drained {
+		return fmt.Errorf("output incomplete %s after the load stopped (counted again after shutdown)", h.o.drainMax)
+	}
+	return nil
+}
+
+// countExpected is the number of distinct non-synthetic span ids the tailer
+// has seen. It decides when the output is complete; the exact count (only
+// expected ids) is taken from the files after the collector exits.
+func countExpected(tl *tailer, _ map[uint64]uint8) int {
+	return int(tl.distinct.Load())
+}
+
+// drive runs the phase's load against the collector.
+func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) (*load, error) {
+	ld := &load{}
+	switch r.Phase {
+	case phaseReplay:
+		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, h.o.replayWorkers)
+		if err != nil {
+			return nil, err
+		}
+		ld.start, ld.end, ld.sentAt, ld.retries = res.start, res.end, res.sentAt, res.retries
+		ld.expected = h.replay.class
+	case phaseGymsim:
+		truth := filepath.Join(dir, "truth.jsonl")
+		args := []string{"--preset", "default", "--rollouts", strconv.Itoa(h.o.gymsimRollouts),
+			"--concurrency", strconv.Itoa(h.o.gymsimConcurrency), "--protocol", "grpc",
+			"--endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC), "--blocking",
+			"--run-id", fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "p"), r.Rep), "--truth", truth}
+		ld.start = time.Now()
+		err := h.runTool(ctx, filepath.Join(r.Phase, fmt.Sprintf("gymsim-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "prime"), r.Rep)), h.gymsim, args)
+		ld.end = time.Now()
+		if err != nil {
+			return nil, err
+		}
+		exp, err := readTruth(truth)
+		if err != nil {
+			return nil, err
+		}
+		ld.expected = exp
+	case phaseTelemetrygen:
+		args := []string{"traces", "--otlp-insecure", "--otlp-endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC),
+			"--workers", strconv.Itoa(h.o.tgWorkers), "--rate", "0", "--traces", strconv.Itoa(h.o.tgTraces), "--child-spans", "9",
+			"--service", "telemetrygen",
+			"--telemetry-attributes", fmt.Sprintf("nemo.gym.rollout.id=%q", fmt.Sprintf("tg-%d", r.Rep)),
+			"--otlp-attributes", fmt.Sprintf("nemo.run.id=%q", "bench-telemetrygen")}
+		ld.start = time.Now()
+		err := h.runTool(ctx, filepath.Join(r.Phase, fmt.Sprintf("telemetrygen-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "prime"), r.Rep)), h.tgen, args)
+		ld.end = time.Now()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ld, nil
+}
+
+// readTruth reads gymsim's truth file: every span id, classDirect for spans
+// in a rollout (gymsim does not say how the rollout is known) and classNone
+// for the others.
+func readTruth(path string) (map[uint64]uint8, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gymsim truth: %w", err)
+	}
+	defer f.Close()
+	out := map[uint64]uint8{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var l struct {
+			SpanID    string `json:"span_id"`
+			RolloutID string `json:"rollout_id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("gymsim truth %s: %w", path, err)
+		}
+		raw, err := hex.DecodeString(strings.TrimPrefix(l.SpanID, "0x"))
+		if err != nil || len(raw) != 8 {
+			return nil, fmt.Errorf("gymsim truth %s: bad span id %q", path, l.SpanID)
+		}
+		id := uint64(0)
+		for _, b := range raw {
+			id = id<<8 | uint64(b)
+		}
+		c := classNone
+		if l.RolloutID != "" {
+			c = classDirect
+		}
+		out[id] = c
+	}
+	return out, sc.Err()
+}
+
+// latencies turns first-seen times into receipt-to-disk latency by class:
+// "known" (direct or downward: the processor can know the rollout at once)
+// and "upward" (rollout roots, decided settle after arrival).
+func latencies(seen map[uint64]int64, sentAt []int64, rs *replaySet) map[string]latency {
+	groups := map[string][]float64{}
+	for i, ids := range rs.ids {
+		if i >= len(sentAt) || sentAt[i] == 0 {
+			continue
+		}
+		for _, id := range ids {
+			at, ok := seen[id]
+			if !ok {
+				continue
+			}
+			g := ""
+			switch rs.class[id] {
+			case classDirect, classDownward:
+				g = "known"
+			case classUpward:
+				g = "upward"
+			default:
+				continue
+			}
+			groups[g] = append(groups[g], float64(at-sentAt[i])/1e9)
+		}
+	}
+	out := map[string]latency{}
+	for g, v := range groups {
+		sort.Float64s(v)
+		out[g] = latency{N: len(v), P50: quantile(v, 0.50), P99: quantile(v, 0.99), Max: v[len(v)-1]}
+	}
+	return out
+}
+
+// quantile of sorted values (nearest rank).
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return sorted[i]
+}
+
+// runProfile runs pipeline C once more under replay with the pprof
+// extension and keeps the top of its CPU profile. It is not part of the table.
+func (h *harness) runProfile(ctx context.Context) {
+	pp, err := freePorts(1)
+	if err != nil {
+		h.note("profile: %v", err)
+		return
+	}
+	h.logf("profile: pipeline C under replay, %ds CPU profile", h.o.profileSeconds)
+	r := h.runOne(ctx, phaseReplay, "C", 0, pp[0])
+	h.logRun(r)
+	prof := filepath.Join(h.out, "profile-C.pb.gz")
+	if _, err := os.Stat(prof); err != nil {
+		h.note("profile: no profile was written")
+		return
+	}
+	var parts []string
+	for _, mode := range [][]string{{"-top", "-nodecount=25"}, {"-top", "-cum", "-nodecount=25"}} {
+		args := append([]string{"tool", "pprof"}, mode...)
+		args = append(args, h.collector, prof)
+		out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
+		if err != nil {
+			h.note("profile: go tool pprof: %v", err)
+			return
+		}
+		parts = append(parts, string(out))
+	}
+	h.profile = strings.Join(parts, "\n")
+	_ = os.WriteFile(filepath.Join(h.out, "profile-C.txt"), []byte(h.profile), 0o640)
+}
+
+func fetchProfile(ctx context.Context, url, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("GET " + url + ": " + resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}

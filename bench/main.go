@@ -1,0 +1,237 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Command bench compares otelcol-gym's pipelines with a stock collector's
+// (issue #7). One otelcol-gym binary holds every component; the harness runs
+// it once per (phase, pipeline, repetition) with the matching config from
+// bench/configs on free loopback ports, drives it with the same load, reads
+// the collector's CPU time and peak RSS from /proc, counts the spans it wrote
+// (so a lost span shows), and prints the medians as a table.
+//
+//	go run ./bench            # full run, about 8 minutes on 2 cores
+//	go run ./bench -quick     # smoke run, about 1 minute
+//
+// Phases: gymsim (the Gym-shaped load generator, default preset, real OTel Go
+// SDK), telemetrygen (contrib's generator, a realism check capped near 7,000
+// spans/s by its SDK queue) and replay (pre-encoded OTLP/HTTP requests of a
+// recorded gymsim run posted as fast as the collector accepts them, so the
+// collector is the bottleneck). See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// gomaxprocs, when positive, is passed to every collector as GOMAXPROCS.
+var gomaxprocs int
+
+type options struct {
+	quick        bool
+	reps         int
+	phases       string
+	pipelines    string
+	collector    string
+	gymsim       string
+	telemetrygen string
+	build        string
+	out          string
+	keep         bool
+
+	gymsimRollouts    int
+	gymsimConcurrency int
+	recordRollouts    int
+	tgTraces          int
+	tgWorkers         int
+	replaySpans       int
+	replayWorkers     int
+	drainMax          time.Duration
+	profile           bool
+	profileSeconds    int
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.quick, "quick", false, "smoke run: one repetition and small loads (flags set explicitly still win)")
+	fs.IntVar(&o.reps, "reps", 3, "repetitions; pipelines alternate within each")
+	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay", "phases to run, comma-separated")
+	fs.StringVar(&o.pipelines, "pipelines", "A,B,C,C',D", "pipelines to run, comma-separated")
+	fs.StringVar(&o.collector, "collector", "bin/otelcol-gym", "otelcol-gym binary (relative to the repository root)")
+	fs.StringVar(&o.gymsim, "gymsim", "bin/gymsim", "gymsim binary (relative to the repository root)")
+	fs.StringVar(&o.telemetrygen, "telemetrygen", "", "telemetrygen binary (default: from PATH or $(go env GOPATH)/bin)")
+	fs.StringVar(&o.build, "build", "missing", "build bin/otelcol-gym and bin/gymsim: missing, always or never")
+	fs.StringVar(&o.out, "out", "", "output directory (default bench/out/<UTC time>)")
+	fs.BoolVar(&o.keep, "keep", false, "keep each run's span files (default: deleted once counted)")
+	fs.IntVar(&o.gymsimRollouts, "gymsim-rollouts", 1500, "rollouts per gymsim run")
+	fs.IntVar(&o.gymsimConcurrency, "gymsim-concurrency", 64, "gymsim --concurrency")
+	fs.IntVar(&o.recordRollouts, "record-rollouts", 2000, "rollouts of the recorded gymsim run the replay sends")
+	fs.IntVar(&o.tgTraces, "telemetrygen-traces", 2000, "telemetrygen --traces per worker (10 spans each)")
+	fs.IntVar(&o.tgWorkers, "telemetrygen-workers", 2, "telemetrygen --workers")
+	fs.IntVar(&o.replaySpans, "replay-spans", 250000, "spans per replay run")
+	fs.IntVar(&o.replayWorkers, "replay-workers", 4, "concurrent replay senders")
+	fs.DurationVar(&o.drainMax, "drain-max", 20*time.Second, "longest wait for the output to complete after the load stops")
+	fs.BoolVar(&o.profile, "profile", true, "profile pipeline C under replay (pprof extension) after the measured runs")
+	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
+	fs.IntVar(&gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS for the collectors (0: the Go default, all cores)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		def := func(name string, apply func()) {
+			if !set[name] {
+				apply()
+			}
+		}
+		def("reps", func() { o.reps = 1 })
+		def("gymsim-rollouts", func() { o.gymsimRollouts = 150 })
+		def("record-rollouts", func() { o.recordRollouts = 300 })
+		def("telemetrygen-traces", func() { o.tgTraces = 300 })
+		def("replay-spans", func() { o.replaySpans = 20000 })
+		def("profile", func() { o.profile = false })
+		def("drain-max", func() { o.drainMax = 15 * time.Second })
+	}
+	switch o.build {
+	case "missing", "always", "never":
+	default:
+		return nil, fmt.Errorf("-build: %q is not missing, always or never", o.build)
+	}
+	if o.reps < 1 || o.replaySpans < 1 || o.replayWorkers < 1 || o.tgWorkers < 1 {
+		return nil, errors.New("-reps, -replay-spans, -replay-workers and -telemetrygen-workers must be positive")
+	}
+	for _, p := range splitList(o.pipelines) {
+		if _, ok := pipelineConfig[p]; !ok {
+			return nil, fmt.Errorf("-pipelines: unknown pipeline %q", p)
+		}
+	}
+	for _, p := range splitList(o.phases) {
+		switch p {
+		case phaseGymsim, phaseTelemetrygen, phaseReplay:
+		default:
+			return nil, fmt.Errorf("-phases: unknown phase %q", p)
+		}
+	}
+	return o, nil
+}
+
+const (
+	phaseGymsim       = "gymsim"
+	phaseTelemetrygen = "telemetrygen"
+	phaseReplay       = "replay"
+)
+
+// pipelineConfig maps a pipeline to its template in bench/configs.
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "C'": "Cprime", "D": "D"}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := newHarness(ctx, o, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if err := h.runAll(ctx); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// repoRoot finds the directory holding go.mod, upward from the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run from the repository")
+		}
+		dir = parent
+	}
+}
+
+// ensureBinary builds pkg into path when asked to (or when it is missing).
+func ensureBinary(ctx context.Context, root, path, pkg, mode string, log io.Writer) error {
+	_, statErr := os.Stat(path)
+	if mode == "never" || (mode == "missing" && statErr == nil) {
+		return statErr
+	}
+	if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
+		return fmt.Errorf("%s does not exist yet", pkg)
+	}
+	fmt.Fprintf(log, "building %s (a cold build of the collector takes ~10 min on 2 cores)\n", path)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", path, "./"+pkg)
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build ./%s: %w", pkg, err)
+	}
+	return nil
+}
+
+// findTelemetrygen returns the telemetrygen binary, or "" when there is none.
+func findTelemetrygen(explicit string) string {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err == nil {
+			return explicit
+		}
+		return ""
+	}
+	if p, err := exec.LookPath("telemetrygen"); err == nil {
+		return p
+	}
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			p := filepath.Join(dir, "bin", "telemetrygen")
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,293 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// summary is the medians of one (phase, pipeline) over its repetitions.
+type summary struct {
+	Phase, Pipeline string
+	Runs            int
+	Errors          []string
+	Spans           int
+	Rate            float64 // spans/s during the load
+	CPUPerM         float64 // collector CPU seconds per million spans
+	PeakRSS         float64 // MiB
+	Drain           float64 // s
+	Lost            int     // summed over runs
+	Duplicates      int
+	KnownP50        float64 // s
+	KnownP99        float64
+	UpwardP50       float64
+	UpwardP99       float64
+	HasLatency      bool
+	HasUpward       bool
+	Retries         int64
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func summarize(results []*runResult) []*summary {
+	var out []*summary
+	index := map[string]*summary{}
+	cols := map[string]map[string][]float64{}
+	for _, r := range results {
+		if r.Rep == 0 { // the profiling run
+			continue
+		}
+		k := r.Phase + "/" + r.Pipeline
+		s, ok := index[k]
+		if !ok {
+			s = &summary{Phase: r.Phase, Pipeline: r.Pipeline}
+			index[k] = s
+			cols[k] = map[string][]float64{}
+			out = append(out, s)
+		}
+		s.Runs++
+		if r.Err != "" {
+			s.Errors = append(s.Errors, fmt.Sprintf("rep %d: %s", r.Rep, r.Err))
+		}
+		s.Lost += r.Lost
+		s.Duplicates += r.Duplicates
+		s.Retries += r.Retries
+		c := cols[k]
+		c["spans"] = append(c["spans"], float64(r.Spans))
+		c["rate"] = append(c["rate"], r.rate())
+		c["cpu"] = append(c["cpu"], r.cpuPerM())
+		c["rss"] = append(c["rss"], float64(r.PeakRSS)/(1<<20))
+		c["drain"] = append(c["drain"], r.Drain)
+		if l, ok := r.Lat["known"]; ok {
+			c["k50"] = append(c["k50"], l.P50)
+			c["k99"] = append(c["k99"], l.P99)
+		}
+		if l, ok := r.Lat["upward"]; ok {
+			c["u50"] = append(c["u50"], l.P50)
+			c["u99"] = append(c["u99"], l.P99)
+		}
+	}
+	for k, s := range index {
+		c := cols[k]
+		s.Spans = int(median(c["spans"]))
+		s.Rate, s.CPUPerM, s.PeakRSS, s.Drain = median(c["rate"]), median(c["cpu"]), median(c["rss"]), median(c["drain"])
+		if len(c["k50"]) > 0 {
+			s.HasLatency = true
+			s.KnownP50, s.KnownP99 = median(c["k50"]), median(c["k99"])
+		}
+		if len(c["u50"]) > 0 {
+			s.HasUpward = true
+			s.UpwardP50, s.UpwardP99 = median(c["u50"]), median(c["u99"])
+		}
+	}
+	return out
+}
+
+func ratio(v, base float64) string {
+	if base <= 0 || v <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2fx", v/base)
+}
+
+// table renders one phase as Markdown.
+func table(phase string, sums []*summary) string {
+	var base *summary
+	for _, s := range sums {
+		if s.Phase == phase && s.Pipeline == "A" {
+			base = s
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| pipeline | spans/s | vs A | CPU s / M spans | vs A | spans/s per core | peak RSS MiB | latency p50 / p99 (rollout known) | upward roots p50 / p99 | drain s | lost |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range sums {
+		if s.Phase != phase {
+			continue
+		}
+		rateA, cpuA := "–", "–"
+		if base != nil {
+			rateA, cpuA = ratio(s.Rate, base.Rate), ratio(s.CPUPerM, base.CPUPerM)
+		}
+		perCore := "–"
+		if s.CPUPerM > 0 {
+			perCore = fmt.Sprintf("%.0f", 1e6/s.CPUPerM)
+		}
+		lat, up := "–", "–"
+		if s.HasLatency {
+			lat = fmt.Sprintf("%s / %s", ms(s.KnownP50), ms(s.KnownP99))
+		}
+		if s.HasUpward {
+			up = fmt.Sprintf("%.2f s / %.2f s", s.UpwardP50, s.UpwardP99)
+		}
+		lost := fmt.Sprintf("%d", s.Lost)
+		if s.Duplicates > 0 {
+			lost += fmt.Sprintf(" (+%d dup)", s.Duplicates)
+		}
+		if len(s.Errors) > 0 {
+			lost += " ⚠"
+		}
+		fmt.Fprintf(&b, "| %s %s | %.0f | %s | %.1f | %s | %s | %.0f | %s | %s | %.1f | %s |\n",
+			s.Pipeline, pipelineLabel[s.Pipeline], s.Rate, rateA, s.CPUPerM, cpuA, perCore, s.PeakRSS, lat, up, s.Drain, lost)
+	}
+	return b.String()
+}
+
+var pipelineLabel = map[string]string{
+	"A":  "(otlp→batch→file)",
+	"B":  "(otlp→groupbytrace→batch→file)",
+	"C":  "(otlp→memory_limiter→gym→gymspans console)",
+	"C'": "(…→gym→gymspans otlp_json, no combined)",
+	"D":  "(otlp→gym→otlp→sink)",
+}
+
+func ms(s float64) string {
+	if s >= 1 {
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%.0f ms", s*1e3)
+}
+
+// targets checks issue #7's targets on the replay phase (the collector-bound
+// one) and says which hold.
+func targets(sums []*summary) string {
+	get := func(p string) *summary {
+		for _, s := range sums {
+			if s.Phase == phaseReplay && s.Pipeline == p {
+				return s
+			}
+		}
+		return nil
+	}
+	a, b, c, cp := get("A"), get("B"), get("C"), get("C'")
+	var out strings.Builder
+	check := func(ok bool, format string, args ...any) {
+		mark := "MISS"
+		if ok {
+			mark = "ok  "
+		}
+		fmt.Fprintf(&out, "- [%s] %s\n", mark, fmt.Sprintf(format, args...))
+	}
+	if a == nil || c == nil || cp == nil {
+		return "- (targets need the replay phase with pipelines A, C and C')\n"
+	}
+	check(cp.CPUPerM <= 1.2*a.CPUPerM, "C' CPU per span ≤ 1.2x A: %.2fx (%.1f vs %.1f s/M)", cp.CPUPerM/a.CPUPerM, cp.CPUPerM, a.CPUPerM)
+	check(c.CPUPerM <= 1.5*a.CPUPerM, "C CPU per span ≤ 1.5x A: %.2fx (%.1f vs %.1f s/M)", c.CPUPerM/a.CPUPerM, c.CPUPerM, a.CPUPerM)
+	if b != nil {
+		check(c.CPUPerM < b.CPUPerM && cp.CPUPerM < b.CPUPerM, "C and C' below B: C %.1f, C' %.1f, B %.1f s/M", c.CPUPerM, cp.CPUPerM, b.CPUPerM)
+	}
+	check(c.Rate >= 20000 && c.PeakRSS < 300, "C sustains ≥ 20,000 spans/s with peak RSS < 300 MiB: %.0f spans/s, %.0f MiB", c.Rate, c.PeakRSS)
+	check(cp.Rate >= 20000 && cp.PeakRSS < 300, "C' sustains ≥ 20,000 spans/s with peak RSS < 300 MiB: %.0f spans/s, %.0f MiB", cp.Rate, cp.PeakRSS)
+	check(c.CPUPerM > 0 && 1e6/c.CPUPerM >= 50000, "C ≥ 50,000 spans/s per core under replay: %.0f", 1e6/c.CPUPerM)
+	check(c.HasLatency && c.KnownP99 < 1, "C p99 receipt→disk < 1 s for spans whose rollout is known: %s", ms(c.KnownP99))
+	check(cp.HasLatency && cp.KnownP99 < 1, "C' p99 receipt→disk < 1 s for spans whose rollout is known: %s", ms(cp.KnownP99))
+	check(c.Lost == 0 && cp.Lost == 0 && a.Lost == 0, "no span lost in any replay run of A, C, C'")
+	return out.String()
+}
+
+func (h *harness) report() error {
+	sums := summarize(h.results)
+	var b strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&b, "# otelcol-gym benchmark (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Machine: %s, %d cores (%s), %s; %s/%s. Collector: %s. Medians of %d repetitions; pipelines alternate within each.\n\n",
+		cpuModel(), runtime.NumCPU(), host, memTotal(), runtime.GOOS, runtime.GOARCH, filepath.Base(h.collector), h.o.reps)
+	for _, phase := range []string{phaseGymsim, phaseTelemetrygen, phaseReplay} {
+		has := false
+		for _, s := range sums {
+			if s.Phase == phase {
+				has = true
+			}
+		}
+		if !has {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n", phaseTitle[phase], table(phase, sums))
+	}
+	b.WriteString("## Targets (replay phase)\n\n")
+	b.WriteString(targets(sums))
+	var errs []string
+	for _, s := range sums {
+		for _, e := range s.Errors {
+			errs = append(errs, fmt.Sprintf("%s %s %s", s.Phase, s.Pipeline, e))
+		}
+	}
+	if len(errs) > 0 {
+		b.WriteString("\n## Errors\n\n")
+		for _, e := range errs {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+	}
+	if len(h.notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range h.notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	if h.profile != "" {
+		fmt.Fprintf(&b, "\n## Profile of C under replay (go tool pprof -top)\n\n```\n%s```\n", h.profile)
+	}
+	fmt.Fprint(h.stdout, "\n"+b.String())
+	if err := os.WriteFile(filepath.Join(h.out, "report.md"), []byte(b.String()), 0o640); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(h.results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(h.out, "results.json"), raw, 0o640); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d runs failed (see the report)", len(errs))
+	}
+	return nil
+}
+
+var phaseTitle = map[string]string{
+	phaseGymsim:       "gymsim (default preset, real OTel Go SDK, OTLP gRPC, --blocking; load-generator bound)",
+	phaseTelemetrygen: "telemetrygen (traces of 10 spans, OTLP gRPC, --rate 0; capped by its SDK queue)",
+	phaseReplay:       "replay (recorded gymsim run, pre-encoded OTLP/HTTP protobuf, as fast as accepted; collector bound)",
+}
+
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			if i := strings.IndexByte(line, ':'); i >= 0 {
+				return strings.TrimSpace(line[i+1:])
+			}
+		}
+	}
+	return "unknown CPU"
+}
+
+func memTotal() string {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "? RAM"
+	}
+	kb := parseStatusKB(string(raw), "MemTotal:")
+	return fmt.Sprintf("%.1f GiB RAM", float64(kb)/(1<<20))
+}

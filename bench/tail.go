@@ -1,0 +1,222 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// tailer follows a run's output directory with inotify and notes the time
+// each span id first appears on disk (the time the harness read the line,
+// within microseconds of the write(2) that put it there, plus the time to
+// read the lines queued before it). It also counts distinct non-synthetic
+// span ids, which tells the harness when the collector has drained.
+type tailer struct {
+	dir      string
+	pipeline string
+	fd       int
+	stop     chan struct{}
+	done     chan struct{}
+	files    map[string]*tailFile
+	cookies  map[uint32]*tailFile
+	err      error
+	expected map[uint64]uint8 // when set, only these ids are counted
+	buf      []byte
+
+	mu       sync.Mutex
+	seenAt   map[uint64]int64 // span id -> unix nanos first seen
+	distinct atomic.Int64
+	synth    atomic.Int64
+	last     atomic.Int64 // unix nanos of the last new span seen
+}
+
+type tailFile struct {
+	f       *os.File
+	format  string
+	partial []byte
+}
+
+func startTailer(dir, pipeline string, expected map[uint64]uint8) (*tailer, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify_init1: %w", err)
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("inotify_add_watch %s: %w", dir, err)
+	}
+	t := &tailer{dir: dir, pipeline: pipeline, fd: fd, stop: make(chan struct{}), done: make(chan struct{}),
+		files: map[string]*tailFile{}, cookies: map[uint32]*tailFile{}, seenAt: map[uint64]int64{},
+		expected: expected, buf: make([]byte, 1<<20)}
+	go t.loop()
+	return t, nil
+}
+
+func (t *tailer) loop() {
+	defer close(t.done)
+	defer unix.Close(t.fd) //nolint:errcheck
+	buf := make([]byte, 64<<10)
+	pfd := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+	for {
+		select {
+		case <-t.stop:
+			t.sweep()
+			for _, tf := range t.files {
+				_ = tf.f.Close()
+			}
+			return
+		default:
+		}
+		n, err := unix.Poll(pfd, 50)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			t.err = fmt.Errorf("poll: %w", err)
+			return
+		}
+		if n <= 0 {
+			continue
+		}
+		for {
+			n, err := unix.Read(t.fd, buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			t.events(buf[:n])
+		}
+	}
+}
+
+// events handles a batch of inotify events.
+func (t *tailer) events(b []byte) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0])) //nolint:gosec // kernel ABI
+		nameLen := int(ev.Len)
+		name := ""
+		if nameLen > 0 {
+			raw := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+nameLen]
+			name = string(bytes.TrimRight(raw, "\x00"))
+		}
+		b = b[unix.SizeofInotifyEvent+nameLen:]
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			t.sweep()
+		case ev.Mask&unix.IN_MOVED_FROM != 0:
+			// A rotation: keep reading the same open file under its new name.
+			if tf, ok := t.files[name]; ok {
+				t.read(tf)
+				t.cookies[ev.Cookie] = tf
+				delete(t.files, name)
+			}
+		case ev.Mask&unix.IN_MOVED_TO != 0:
+			if tf, ok := t.cookies[ev.Cookie]; ok {
+				delete(t.cookies, ev.Cookie)
+				t.files[name] = tf
+				t.read(tf)
+			} else {
+				t.touch(name)
+			}
+		default:
+			t.touch(name)
+		}
+	}
+}
+
+// touch reads whatever is new in a file of the output dir.
+func (t *tailer) touch(name string) {
+	tf, ok := t.files[name]
+	if !ok {
+		format, ok := outputFile(t.pipeline, name)
+		if !ok {
+			return
+		}
+		f, err := os.Open(filepath.Join(t.dir, name))
+		if err != nil {
+			return
+		}
+		tf = &tailFile{f: f, format: format}
+		t.files[name] = tf
+	}
+	t.read(tf)
+}
+
+// sweep reads every span file in the directory to its end.
+func (t *tailer) sweep() {
+	entries, err := os.ReadDir(t.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		t.touch(e.Name())
+	}
+}
+
+func (t *tailer) read(tf *tailFile) {
+	for {
+		n, err := tf.f.Read(t.buf)
+		if n > 0 {
+			now := time.Now().UnixNano()
+			data := t.buf[:n]
+			for {
+				i := bytes.IndexByte(data, '\n')
+				if i < 0 {
+					tf.partial = append(tf.partial, data...)
+					break
+				}
+				line := data[:i+1]
+				if len(tf.partial) > 0 {
+					tf.partial = append(tf.partial, line...)
+					line = tf.partial
+				}
+				t.line(tf.format, line, now)
+				tf.partial = tf.partial[:0]
+				data = data[i+1:]
+			}
+		}
+		if err == io.EOF || n == 0 || err != nil {
+			return
+		}
+	}
+}
+
+func (t *tailer) line(format string, line []byte, now int64) {
+	lineSpans(format, line, func(id uint64, synthetic bool) {
+		if synthetic {
+			t.synth.Add(1)
+			return
+		}
+		if t.expected != nil {
+			if _, ok := t.expected[id]; !ok {
+				return
+			}
+		}
+		t.mu.Lock()
+		if _, ok := t.seenAt[id]; !ok {
+			t.seenAt[id] = now
+			t.distinct.Add(1)
+			t.last.Store(now)
+		}
+		t.mu.Unlock()
+	})
+}
+
+// close stops the tailer after a last read of every file and returns when
+// it has.
+func (t *tailer) close() error {
+	close(t.stop)
+	<-t.done
+	return t.err
+}
+
+// seen returns the first-seen times (valid after close).
+func (t *tailer) seen() map[uint64]int64 { return t.seenAt }
