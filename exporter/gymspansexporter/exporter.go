@@ -119,12 +119,12 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 	e.stop = make(chan struct{})
 	e.stopped = make(chan struct{})
 	e.mu.Unlock()
-	go e.flushLoop(e.stop, e.stopped)
+	go e.flushLoop(store, e.stop, e.stopped)
 	return nil
 }
 
 // flushLoop fsyncs what was written, at most every flush_interval.
-func (e *spansExporter) flushLoop(stop <-chan struct{}, stopped chan<- struct{}) {
+func (e *spansExporter) flushLoop(store *fileStore, stop <-chan struct{}, stopped chan<- struct{}) {
 	defer close(stopped)
 	t := time.NewTicker(e.cfg.FlushInterval)
 	defer t.Stop()
@@ -133,7 +133,7 @@ func (e *spansExporter) flushLoop(stop <-chan struct{}, stopped chan<- struct{})
 		case <-stop:
 			return
 		case <-t.C:
-			_ = e.store.flush() // failures are counted and logged by the store
+			_ = store.flush() // failures are counted and logged by the store
 			for _, o := range e.observers {
 				if err := o.flush(); err != nil {
 					e.logs.warn("observer", "flush failed", zap.Error(err))

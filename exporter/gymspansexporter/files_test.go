@@ -1,0 +1,282 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func TestTornTailIsCut(t *testing.T) {
+	for _, tc := range []struct{ name, before, kept string }{
+		{"after whole lines", "{\"a\":1}\n{\"b\":2}\n{\"tor", "{\"a\":1}\n{\"b\":2}\n"},
+		{"only a torn line", "{\"torn", ""},
+		{"torn line longer than one read", "{\"a\":1}\n" + strings.Repeat("x", 200_000), "{\"a\":1}\n"},
+		{"clean", "{\"a\":1}\n", "{\"a\":1}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, tel := newTestExporter(t, nil)
+			path := filepath.Join(e.cfg.CaptureDir, "spans.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.before), 0o640))
+			startExporter(t, e)
+			td := gymTraces(1, 1, 3)
+			require.NoError(t, e.pushTraces(context.Background(), td))
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(string(data), tc.kept))
+			assert.Len(t, readLines(t, path), strings.Count(tc.kept, "\n")+3)
+			torn := int64(0)
+			if tc.kept != tc.before {
+				torn = 1
+			}
+			assert.Equal(t, torn, sum(metricByAttr(t, tel, metricTornTails, "")))
+		})
+	}
+}
+
+// backupsOf lists spans.jsonl's rotated backups, oldest first.
+func backupsOf(t testing.TB, dir string) []string {
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ents {
+		if isBackupName("spans.jsonl", e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCombinedFileRotation(t *testing.T) {
+	for _, keep := range []int{0, 2, 100} {
+		t.Run(strconv.Itoa(keep), func(t *testing.T) {
+			e, tel := newTestExporter(t, func(c *Config) {
+				c.Rotation.MaxMegabytes = 1
+				c.Rotation.MaxBackups = keep
+			})
+			startExporter(t, e)
+			const batches = 12
+			for i := 0; i < batches; i++ {
+				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
+			}
+			dir := e.cfg.CaptureDir
+			backups := backupsOf(t, dir)
+			rotations := sum(metricByAttr(t, tel, metricRotations, ""))
+			assert.Positive(t, rotations)
+			assert.Len(t, backups, min(keep, int(rotations)))
+			seen := map[string]int{}
+			for _, f := range append(backups, "spans.jsonl") {
+				fi, err := os.Stat(filepath.Join(dir, f))
+				require.NoError(t, err)
+				assert.LessOrEqual(t, fi.Size(), int64(1<<20), f)
+				for id, n := range spanIDsIn(t, filepath.Join(dir, f)) {
+					seen[id] += n
+				}
+			}
+			for _, n := range seen {
+				assert.Equal(t, 1, n)
+			}
+			if keep == 100 {
+				assert.Len(t, seen, batches*400, "with enough backups every line is kept")
+			}
+			// Per-rollout files are never rotated.
+			assert.Len(t, readLines(t, filepath.Join(dir, "0-0.spans.jsonl")), batches*10)
+		})
+	}
+}
+
+// countFDsInside counts this process's descriptors that resolve inside dir
+// (the dir itself included).
+func countFDsInside(t testing.TB, dir string) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err != nil {
+			continue // the descriptor ReadDir itself used, already closed
+		}
+		if target == dir || strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOpenFilesBounded writes 10,000 rollouts with max_open_files 64 and a
+// 1 ms flush interval (so evicted dirty files are reopened for fsync
+// concurrently) and checks at every write that at most 64 descriptors
+// resolve inside the capture dir; afterwards every line is present.
+func TestOpenFilesBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 files")
+	}
+	const rollouts, perBatch = 10_000, 500
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	var mu sync.Mutex
+	peak := 0
+	e, tel := newTestExporter(t, func(c *Config) {
+		c.CaptureDir = dir
+		c.MaxOpenFiles = 64
+		c.FlushInterval = 1e6 // 1ms
+	})
+	e.write = func(name string, fd int, p []byte) (int, error) {
+		n := countFDsInside(t, dir)
+		mu.Lock()
+		peak = max(peak, n)
+		mu.Unlock()
+		return defaultWrite(name, fd, p)
+	}
+	startExporter(t, e)
+	for b := 0; b < rollouts/perBatch; b++ {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for r := b * perBatch; r < (b+1)*perBatch; r++ {
+			for k := 0; k < 2; k++ { // two passes: each file is written twice per batch... once, in order
+				s := spans.AppendEmpty()
+				s.SetName("span")
+				s.SetTraceID([16]byte{1, byte(r >> 16), byte(r >> 8), byte(r)})
+				s.SetSpanID([8]byte{byte(k + 1), byte(r >> 16), byte(r >> 8), byte(r)})
+				if k == 1 {
+					s.SetParentSpanID([8]byte{1, byte(r >> 16), byte(r >> 8), byte(r)})
+				}
+				s.Attributes().PutStr(attrRolloutID, fmt.Sprintf("r%05d", r))
+			}
+		}
+		require.NoError(t, e.pushTraces(context.Background(), td))
+		// Write the first rollouts again, after they were evicted.
+		require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", []string{fmt.Sprintf("r%05d", b)})))
+	}
+	require.NoError(t, e.shutdown(context.Background()))
+	assert.LessOrEqual(t, peak, 64)
+	assert.Greater(t, peak, 32, "the cache was used")
+	for _, r := range []int{0, 1, 7, 4999, 9999} {
+		want := 2
+		if r < rollouts/perBatch {
+			want = 4
+		}
+		assert.Len(t, readLines(t, filepath.Join(dir, fmt.Sprintf("r%05d.spans.jsonl", r))), want, r)
+	}
+	total := 0
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, en := range ents {
+		if strings.HasSuffix(en.Name(), ".spans.jsonl") {
+			total += len(readLines(t, filepath.Join(dir, en.Name())))
+		}
+	}
+	assert.Equal(t, 2*rollouts+2*rollouts/perBatch, total)
+	assert.Len(t, readLines(t, filepath.Join(dir, "spans.jsonl")), 2*rollouts+2*rollouts/perBatch)
+	assert.Len(t, readLines(t, filepath.Join(dir, "rollouts.jsonl")), rollouts+rollouts/perBatch)
+	assert.Equal(t, int64(0), sum(metricByAttr(t, tel, metricOpenFiles, "")), "every descriptor closed")
+	assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
+}
+
+// TestConcurrentPushes pushes from several goroutines (as receivers do).
+func TestConcurrentPushes(t *testing.T) {
+	e, _ := newTestExporter(t, func(c *Config) { c.MaxOpenFiles = 4 })
+	startExporter(t, e)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				assert.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(g*100+i+1), 5, 4)))
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 4*20*5*4)
+}
+
+// The multi-process test re-executes this test binary: each child runs
+// TestHelperAppender, which appends to a shared capture dir.
+const (
+	envHelperDir = "GYMSPANS_TEST_APPEND_DIR"
+	envHelperID  = "GYMSPANS_TEST_APPEND_ID"
+)
+
+const appendBatches, appendRollouts, appendSpans = 60, 5, 8
+
+func TestHelperAppender(t *testing.T) {
+	dir := os.Getenv(envHelperDir)
+	if dir == "" {
+		t.Skip("runs as a child of TestTwoProcessesAppend")
+	}
+	id, err := strconv.Atoi(os.Getenv(envHelperID))
+	require.NoError(t, err)
+	e, _ := newTestExporter(t, func(c *Config) {
+		c.CaptureDir = dir
+		c.Rotation.MaxMegabytes = 1
+		c.Rotation.MaxBackups = 1000
+	})
+	startExporter(t, e)
+	for b := 0; b < appendBatches; b++ {
+		require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(id*1000+b+1), appendRollouts, appendSpans)))
+	}
+}
+
+// TestTwoProcessesAppend runs two processes appending the same rollouts'
+// files and the rotating combined file at once: no line is lost, torn or
+// interleaved.
+func TestTwoProcessesAppend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := 1; i <= 2; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAppender$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envHelperDir+"="+dir, envHelperID+"="+strconv.Itoa(i))
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		require.NoError(t, cmd.Start())
+		cmds = append(cmds, cmd)
+		outs = append(outs, out)
+	}
+	for i, cmd := range cmds {
+		require.NoError(t, cmd.Wait(), outs[i].String())
+	}
+	want := map[string]int{}
+	for p := 1; p <= 2; p++ {
+		for b := 0; b < appendBatches; b++ {
+			for id := range countSpans(gymTraces(uint64(p*1000+b+1), appendRollouts, appendSpans)) {
+				want[id] = 1
+			}
+		}
+	}
+	got := map[string]int{}
+	for _, f := range append(backupsOf(t, dir), "spans.jsonl") {
+		for id, n := range spanIDsIn(t, filepath.Join(dir, f)) { // parses every line
+			got[id] += n
+		}
+	}
+	assert.Equal(t, want, got, "combined file and its backups")
+	perRollout := map[string]int{}
+	for r := 0; r < appendRollouts; r++ {
+		f := fmt.Sprintf("%d-%d.spans.jsonl", r/4, r%4)
+		for id, n := range spanIDsIn(t, filepath.Join(dir, f)) {
+			perRollout[id] += n
+		}
+	}
+	assert.Equal(t, want, perRollout, "per-rollout files")
+	assert.NotEmpty(t, backupsOf(t, dir), "the combined file rotated while shared")
+}
