@@ -126,18 +126,22 @@ func decodeTable(data []byte, maxBins int) (table, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return t, nil
 	}
-	var doc struct {
-		Version *int       `json:"version"`
-		Edges   []edgeJSON `json:"edges"`
+	// The version first: another version may have another shape.
+	var head struct {
+		Version *int `json:"version"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
-	if doc.Version == nil {
+	if head.Version == nil {
 		return nil, fmt.Errorf("%w: no version", errCorrupt)
 	}
-	if *doc.Version != formatVersion {
-		return nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *doc.Version, formatVersion)
+	if *head.Version != formatVersion {
+		return nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *head.Version, formatVersion)
+	}
+	var doc fileJSON
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	for i, e := range doc.Edges {
 		if e.Client == "" || e.Server == "" {
@@ -194,21 +198,22 @@ func encodeTable(t table) []byte {
 		b.WriteString(`, "max": `)
 		writeNumber(&b, l.Max)
 		b.WriteString("},\n      \"sketch\": ")
-		s := e.latency.toJSON()
 		b.WriteString(`{"relative_accuracy": `)
-		writeNumber(&b, s.RelativeAccuracy)
+		writeNumber(&b, e.latency.accuracy)
 		b.WriteString(`, "min": `)
-		writeNumber(&b, s.Min)
+		writeNumber(&b, e.latency.min)
 		b.WriteString(`, "max": `)
-		writeNumber(&b, s.Max)
-		fmt.Fprintf(&b, `, "zero_count": %d, "offset": %d, "counts": [`, s.ZeroCount, s.Offset)
-		for j, c := range s.Counts {
-			if j > 0 {
+		writeNumber(&b, e.latency.max)
+		fmt.Fprintf(&b, `, "zero_count": %d, "bins": {`, e.latency.zero)
+		first := true
+		e.latency.eachBin(func(i int, c uint64) {
+			if !first {
 				b.WriteString(", ")
 			}
-			b.WriteString(strconv.FormatUint(c, 10))
-		}
-		b.WriteString("]}\n    }")
+			first = false
+			fmt.Fprintf(&b, `"%d": %d`, i, c)
+		})
+		b.WriteString("}}\n    }")
 	}
 	if len(t) > 0 {
 		b.WriteString("\n  ")

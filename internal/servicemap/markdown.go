@@ -108,7 +108,7 @@ func msText(x float64) string { return strconv.FormatFloat(round4(x), 'f', -1, 6
 // mermaidText makes s safe inside a quoted Mermaid label: invalid UTF-8 and
 // every rune that is not graphic (control characters, newlines, U+2028/2029,
 // format characters) become U+FFFD; the characters Mermaid or Markdown could
-// read as syntax (" # % & < > | ` \) become Mermaid entity codes (#34; ...);
+// read as syntax (" # $ % & < > | ` \) become Mermaid entity codes (#34; ...);
 // labels longer than maxLabelRunes are cut with "…".
 func mermaidText(s string) string {
 	var b strings.Builder
@@ -126,7 +126,7 @@ func mermaidText(s string) string {
 			}
 		}
 		switch r {
-		case '"', '#', '%', '&', '<', '>', '|', '`', '\\':
+		case '"', '#', '$', '%', '&', '<', '>', '|', '`', '\\':
 			b.WriteByte('#')
 			b.WriteString(strconv.Itoa(int(r)))
 			b.WriteByte(';')

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -160,10 +161,16 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 	return ok
 }
 
-// Observe records one call. When the edge is new and MaxEdges are held, it
-// flushes first (file I/O on the caller's goroutine); if the flush fails the
-// call is dropped, counted and logged (rate-limited).
+// Observe records one call. Invalid UTF-8 in names is replaced (U+FFFD per
+// bad byte, as in the JSON file); an edge without a client or server, or
+// from a service to itself, is ignored. When the edge is new and MaxEdges are held,
+// it flushes first (file I/O on the caller's goroutine); if the flush fails
+// the call is dropped, counted and logged (rate-limited).
 func (m *Map) Observe(e Edge) {
+	e.Run, e.Client, e.Server = validUTF8(e.Run), validUTF8(e.Client), validUTF8(e.Server)
+	if e.Client == "" || e.Server == "" || e.Client == e.Server {
+		return
+	}
 	ms := float64(e.Latency) / float64(time.Millisecond)
 	m.mu.Lock()
 	if m.addLocked(e, ms) {
@@ -185,6 +192,13 @@ func (m *Map) Observe(e Edge) {
 		m.opts.Logger.Warn("Service map edge table is full and could not be flushed; dropping calls",
 			zap.Int("max_edges", m.opts.MaxEdges), zap.Uint64("dropped_total", m.stats.Dropped), zap.Error(ferr))
 	}
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
 }
 
 // addLocked adds the call unless its edge is new and the table is full.

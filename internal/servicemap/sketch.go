@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
+	"strconv"
 )
 
 // Sketch is a mergeable quantile sketch with a relative-error guarantee: a
@@ -285,82 +287,83 @@ func (s *Sketch) Quantile(q float64) float64 {
 }
 
 // sketchJSON is the serialized form: enough for another process to merge.
+// Bins maps a bucket index (decimal) to its count; empty buckets are left
+// out. Bucket i holds (γ^(i-1), γ^i] ms with γ = (1+a)/(1-a).
 type sketchJSON struct {
-	RelativeAccuracy float64  `json:"relative_accuracy"`
-	Min              float64  `json:"min"`
-	Max              float64  `json:"max"`
-	ZeroCount        uint64   `json:"zero_count"`
-	Offset           int      `json:"offset"`
-	Counts           []uint64 `json:"counts"`
+	RelativeAccuracy float64           `json:"relative_accuracy"`
+	Min              float64           `json:"min"`
+	Max              float64           `json:"max"`
+	ZeroCount        uint64            `json:"zero_count"`
+	Bins             map[string]uint64 `json:"bins"`
 }
 
 func (s *Sketch) toJSON() sketchJSON {
-	counts := s.counts
-	if counts == nil {
-		counts = []uint64{}
-	}
+	bins := make(map[string]uint64, len(s.counts))
+	s.eachBin(func(i int, c uint64) { bins[strconv.Itoa(i)] = c })
 	return sketchJSON{
 		RelativeAccuracy: s.accuracy,
 		Min:              s.min,
 		Max:              s.max,
 		ZeroCount:        s.zero,
-		Offset:           s.offset,
-		Counts:           counts,
+		Bins:             bins,
+	}
+}
+
+// eachBin calls f for every non-empty bucket in increasing index order.
+func (s *Sketch) eachBin(f func(index int, count uint64)) {
+	for j, c := range s.counts {
+		if c > 0 {
+			f(s.offset+j, c)
+		}
 	}
 }
 
 var errBadSketch = errors.New("invalid sketch")
 
-// sketchFromJSON checks a serialized sketch and rebuilds it with maxBins.
-// Leading and trailing empty buckets are tolerated; a sketch wider than
-// maxBins is folded.
+// sketchFromJSON checks a serialized sketch and rebuilds it with maxBins
+// (a sketch wider than maxBins is folded). Empty buckets are tolerated.
 func sketchFromJSON(j sketchJSON, maxBins int) (*Sketch, error) {
 	s, err := NewSketch(j.RelativeAccuracy, maxBins)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadSketch, err)
 	}
-	if j.Offset < -maxIndex || j.Offset > maxIndex || len(j.Counts) > 2*maxIndex ||
-		j.Offset+len(j.Counts) > maxIndex+1 {
-		return nil, fmt.Errorf("%w: offset %d and %d buckets out of range", errBadSketch, j.Offset, len(j.Counts))
+	type bin struct {
+		i int
+		c uint64
 	}
-	var n uint64
-	for _, c := range j.Counts {
+	bins := make([]bin, 0, len(j.Bins))
+	n := j.ZeroCount
+	for k, c := range j.Bins {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < -maxIndex || i > maxIndex {
+			return nil, fmt.Errorf("%w: bucket index %q", errBadSketch, k)
+		}
 		if n+c < n {
 			return nil, fmt.Errorf("%w: count overflows", errBadSketch)
 		}
 		n += c
+		if c > 0 {
+			bins = append(bins, bin{i, c})
+		}
 	}
-	if n+j.ZeroCount < n {
-		return nil, fmt.Errorf("%w: count overflows", errBadSketch)
-	}
-	n += j.ZeroCount
 	if n == 0 {
 		return s, nil
 	}
 	if !finiteNonNeg(j.Min) || !finiteNonNeg(j.Max) || j.Min > j.Max {
 		return nil, fmt.Errorf("%w: min %v, max %v", errBadSketch, j.Min, j.Max)
 	}
-	s.min, s.max, s.count, s.zero = j.Min, j.Max, j.ZeroCount, j.ZeroCount
-	lo, hi := 0, len(j.Counts)
-	for lo < hi && j.Counts[lo] == 0 {
-		lo++
-	}
-	for hi > lo && j.Counts[hi-1] == 0 {
-		hi--
-	}
-	if lo == hi {
+	s.min, s.max, s.count, s.zero = j.Min, j.Max, n, j.ZeroCount
+	if len(bins) == 0 {
 		return s, nil
 	}
-	top := j.Offset + hi - 1
-	// Fold into a fresh window in one pass.
-	start := max(j.Offset+lo, top-maxBins+1)
+	sort.Slice(bins, func(a, b int) bool { return bins[a].i < bins[b].i })
+	top := bins[len(bins)-1].i
+	start := max(bins[0].i, top-maxBins+1)
 	s.offset = start
 	s.counts = make([]uint64, top-start+1)
-	for k := lo; k < hi; k++ {
-		i := max(j.Offset+k, start)
-		s.counts[i-start] += j.Counts[k]
+	for _, b := range bins {
+		s.counts[max(b.i, start)-start] += b.c
 	}
-	s.count += n - j.ZeroCount
 	return s, nil
 }
 

@@ -4,6 +4,7 @@
 package servicemap
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -243,26 +244,26 @@ func TestSketchEdgeCases(t *testing.T) {
 func TestSketchFromJSONRejects(t *testing.T) {
 	good := sketchOf(t, 0.01, 64, []float64{1, 2, 3}).toJSON()
 	for name, mutate := range map[string]func(*sketchJSON){
-		"accuracy 0":      func(j *sketchJSON) { j.RelativeAccuracy = 0 },
-		"accuracy 1":      func(j *sketchJSON) { j.RelativeAccuracy = 1 },
-		"min > max":       func(j *sketchJSON) { j.Min, j.Max = 5, 1 },
-		"negative min":    func(j *sketchJSON) { j.Min = -1 },
-		"offset too big":  func(j *sketchJSON) { j.Offset = maxIndex + 1 },
-		"offset too low":  func(j *sketchJSON) { j.Offset = -maxIndex - 1 },
-		"window past max": func(j *sketchJSON) { j.Offset = maxIndex },
-		"count overflow":  func(j *sketchJSON) { j.Counts = []uint64{math.MaxUint64, 1} },
-		"zero overflow":   func(j *sketchJSON) { j.ZeroCount = math.MaxUint64 },
+		"accuracy 0":       func(j *sketchJSON) { j.RelativeAccuracy = 0 },
+		"accuracy 1":       func(j *sketchJSON) { j.RelativeAccuracy = 1 },
+		"min > max":        func(j *sketchJSON) { j.Min, j.Max = 5, 1 },
+		"negative min":     func(j *sketchJSON) { j.Min = -1 },
+		"index too big":    func(j *sketchJSON) { j.Bins["16777217"] = 1 },
+		"index too low":    func(j *sketchJSON) { j.Bins["-16777217"] = 1 },
+		"index not an int": func(j *sketchJSON) { j.Bins["1.5"] = 1 },
+		"count overflow":   func(j *sketchJSON) { j.Bins["7"] = math.MaxUint64 },
+		"zero overflow":    func(j *sketchJSON) { j.ZeroCount = math.MaxUint64 },
 	} {
 		j := good
-		j.Counts = slices.Clone(good.Counts)
+		j.Bins = maps.Clone(good.Bins)
 		mutate(&j)
 		_, err := sketchFromJSON(j, 64)
 		assert.ErrorIs(t, err, errBadSketch, name)
 	}
-	// Empty buckets at the ends are tolerated and trimmed.
+	// Empty buckets are tolerated.
 	j := good
-	j.Offset--
-	j.Counts = append(append([]uint64{0}, good.Counts...), 0, 0)
+	j.Bins = maps.Clone(good.Bins)
+	j.Bins["-5"], j.Bins["200"] = 0, 0
 	s, err := sketchFromJSON(j, 64)
 	require.NoError(t, err)
 	checkInvariants(t, s)
