@@ -85,16 +85,16 @@ func (p *gymProcessor) Start(context.Context, component.Host) error {
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
 	ticks, stopTicker := p.clock.NewTicker(tickPeriod(p.cfg.Settle))
-	go p.run(ticks, stopTicker)
+	go p.run(ticks, stopTicker, p.stop, p.done)
 	return nil
 }
 
-func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func()) {
-	defer close(p.done)
+func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func(), stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	defer stopTicker()
 	for {
 		select {
-		case <-p.stop:
+		case <-stop:
 			return
 		case <-ticks:
 			p.tick(context.Background())

@@ -1,0 +1,180 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func TestMaxPendingSpansNeverExceededNearestDeadlineFirst(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPendingSpans = 5
+	h := newHarness(t, cfg)
+	for i := 0; i < 20; i++ {
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided(fmt.Sprintf("u%02d", i), "absent", "orchestrator")}))
+		require.LessOrEqual(t, h.pending(), 5)
+		require.LessOrEqual(t, h.metricSum(metricPendingSpans), int64(5))
+		h.clock.Advance(time.Millisecond)
+	}
+	// The spans that left are the ones nearest their deadline: the oldest.
+	var left []string
+	for _, td := range h.sink.AllTraces() {
+		for _, s := range normalize([]ptrace.Traces{td}) {
+			left = append(left, s.SpanID)
+		}
+	}
+	require.Len(t, left, 15)
+	for i, id := range left {
+		assert.Equal(t, spanIDOf(fmt.Sprintf("u%02d", i)).String(), id, "eviction order")
+	}
+	assert.Equal(t, int64(15), h.metricSum(metricReleasedUndecided, "reason", "bound"))
+	h.shutdown()
+	assert.Len(t, h.out(), 20, "never dropped")
+}
+
+func TestMaxPendingBytesNeverExceeded(t *testing.T) {
+	cfg := testConfig()
+	probe := buildTraces(gymProcs, procOrder, []sdef{undecided("probe", "absent", "orchestrator")})
+	one := estimateSpanBytes(probe.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
+	cfg.MaxPendingBytes = 3*one + one/2
+	h := newHarness(t, cfg)
+	for i := 0; i < 10; i++ {
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided(fmt.Sprintf("b%02d", i), "absent", "orchestrator")}))
+		h.p.mu.Lock()
+		b := h.p.eng.pendingBytes
+		h.p.mu.Unlock()
+		require.LessOrEqual(t, b, cfg.MaxPendingBytes)
+		require.LessOrEqual(t, h.metricSum(metricPendingBytes), cfg.MaxPendingBytes)
+		require.Equal(t, min(i+1, 3), h.pending())
+	}
+	h.shutdown()
+	assert.Len(t, h.out(), 10)
+}
+
+// At a bound, an upward root is decided with what is known, not dropped.
+func TestBoundDecidesUpwardRootsAsTheyStand(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPendingSpans = 1
+	h := newHarness(t, cfg)
+	h.consume(readTraces(t, filepath.Join(goldenDir, "per_rollout_preset", "input.json")))
+	require.LessOrEqual(t, h.pending(), 1)
+	h.shutdown()
+	out := h.out()
+	require.Len(t, out, 45)
+}
+
+func TestIndexIsBoundedAndExpires(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPendingSpans = 10
+	h := newHarness(t, cfg)
+	for i := 0; i < 50; i++ {
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{
+			{id: fmt.Sprintf("d%02d", i), parent: fmt.Sprintf("p%02d", i), trace: "t", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
+		}))
+		h.p.mu.Lock()
+		n := len(h.p.eng.idx) - len(h.p.eng.heap)
+		h.p.mu.Unlock()
+		require.LessOrEqual(t, n, cfg.MaxPendingSpans+1, "index entries beyond the held spans")
+	}
+	h.tickAt(cfg.Wait + time.Millisecond)
+	assert.Zero(t, h.metricSum(metricIndexEntries), "entries expire after wait")
+}
+
+func TestMetricsOfADefaultPresetRun(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.consume(readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json")))
+	h.tickAt(testConfig().Settle)
+	require.Zero(t, h.pending())
+	assert.Equal(t, int64(40), h.metricSum(metricSpansReceived))
+	assert.Equal(t, int64(40), h.metricSum(metricSpansEmitted))
+	direct := h.metricSum(metricSpansPromoted, "source", "direct")
+	down := h.metricSum(metricSpansPromoted, "source", "downward")
+	up := h.metricSum(metricSpansPromoted, "source", "upward")
+	assert.Equal(t, int64(39), direct+down+up, "every span but gym.job got its rollout")
+	assert.Equal(t, int64(3*5), direct, "per rollout: gym.rollout, 2 CLIENT spans, 2 SERVER spans with /ng-rollout/ URLs")
+	assert.Positive(t, up)
+	assert.Equal(t, int64(3), h.metricSum(metricRootsCut, "link_type", "job"))
+	assert.Zero(t, h.metricSum(metricRootsCut, "link_type", "parent"))
+	assert.Zero(t, h.metricSum(metricPendingSpans))
+	assert.Zero(t, h.metricSum(metricPendingBytes))
+	assert.Zero(t, h.metricSum(metricSynthesized))
+	assert.Zero(t, h.metricSum(metricDownstreamFailed))
+}
+
+func TestSetupProblemsAreCounted(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	// Only the orchestrator sends, and without evidence; a SERVER span with
+	// no parent arrives from another run.
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		jobSpan("j"),
+		{id: "dispatch", parent: "job", trace: "j", name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "orchestrator", attrs: map[string]any{"url.full": "http://127.0.0.1:8000/run"}},
+		{id: "orphan-server", trace: "o", name: "POST", kind: ptrace.SpanKindServer, proc: "norun", attrs: map[string]any{"url.path": "/ng-rollout/1-0/verify"}},
+	}))
+	h.tickAt(cfg.Wait)
+	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "only_orchestrator"))
+	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "no_rollout_evidence"))
+	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "server_without_parent"))
+}
+
+func TestDownstreamErrorsAreReturnedLoggedAndCounted(t *testing.T) {
+	cfg := testConfig()
+	failing := consumertest.NewErr(errors.New("disk full"))
+	h := newHarnessWithNext(t, cfg, failing)
+	td := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
+	err := h.p.ConsumeTraces(context.Background(), td)
+	require.ErrorContains(t, err, "disk full")
+	emittedAtOnce := int64(40 - h.pending())
+	assert.Equal(t, emittedAtOnce, h.metricSum(metricDownstreamFailed))
+	// Timer-driven releases that fail are counted too.
+	h.tickAt(cfg.Settle)
+	assert.Equal(t, int64(40), h.metricSum(metricDownstreamFailed))
+}
+
+func TestConcurrentConsumeTraces(t *testing.T) {
+	cfg := testConfig()
+	sink := new(consumertest.TracesSink)
+	h := newHarnessWithNext(t, cfg, sink)
+	require.NoError(t, h.p.Start(context.Background(), nil))
+	input := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
+	plans := arrivalPlans(input, 4)
+	var wg sync.WaitGroup
+	total := 0
+	for _, batches := range plans {
+		total += input.SpanCount()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, b := range batches {
+				assert.NoError(t, h.p.ConsumeTraces(context.Background(), b))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case h.clock.ticks <- h.clock.Now():
+				h.clock.Advance(time.Second)
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	require.NoError(t, h.p.Shutdown(context.Background()))
+	assert.Equal(t, total, sink.SpanCount(), "every span leaves exactly once, duplicates included")
+}
