@@ -44,7 +44,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -97,8 +96,11 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 func appendHex(b []byte, id []byte) []byte {
-	for _, c := range id {
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	n := len(b)
+	b = append(b, make([]byte, 2*len(id))...)
+	out := b[n:]
+	for i, c := range id {
+		out[2*i], out[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
 	}
 	return b
 }
@@ -144,14 +146,66 @@ func appendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// appendISOTime writes ns since the epoch as "2006-01-02T15:04:05.000000Z".
+// appendISOTime writes ns since the epoch as "2006-01-02T15:04:05.000000Z"
+// (microseconds, truncated), quoted.
 func appendISOTime(b []byte, ns uint64) []byte {
 	if ns > math.MaxInt64 {
 		ns = math.MaxInt64
 	}
+	secs := int64(ns / 1e9)
+	days := secs / 86400
+	rem := secs % 86400
+	y, m, d := civilFromDays(days)
 	b = append(b, '"')
-	b = time.Unix(0, int64(ns)).UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
-	return append(b, '"')
+	b = append4(b, y)
+	b = append(b, '-')
+	b = append2(b, m)
+	b = append(b, '-')
+	b = append2(b, d)
+	b = append(b, 'T')
+	b = append2(b, int(rem/3600))
+	b = append(b, ':')
+	b = append2(b, int(rem/60%60))
+	b = append(b, ':')
+	b = append2(b, int(rem%60))
+	b = append(b, '.')
+	us := int(ns % 1e9 / 1e3)
+	b = append2(b, us/10000)
+	b = append2(b, us/100%100)
+	b = append2(b, us%100)
+	return append(b, 'Z', '"')
+}
+
+// civilFromDays converts days since 1970-01-01 to a proleptic Gregorian
+// date (Howard Hinnant's days_from_civil, inverted).
+func civilFromDays(z int64) (year, month, day int) {
+	z += 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	return int(y), int(m), int(d)
+}
+
+func append2(b []byte, v int) []byte {
+	return append(b, byte('0'+v/10), byte('0'+v%10))
+}
+
+func append4(b []byte, v int) []byte {
+	if v > 9999 {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return append(b, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
 }
 
 // appendConsoleValue writes v as a plain JSON value.

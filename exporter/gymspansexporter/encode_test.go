@@ -8,18 +8,21 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"pgregory.net/rapid"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -349,5 +352,19 @@ func TestTraceStateRepr(t *testing.T) {
 		" a=b , bogus ,": `"['{key=a, value=b}']"`,
 	} {
 		assert.Equal(t, want, string(appendTraceStateRepr(nil, in)), in)
+	}
+}
+
+func TestISOTimeMatchesTimeFormat(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ns := rapid.Uint64Range(0, uint64(math.MaxInt64)).Draw(t, "ns")
+		want := `"` + time.Unix(0, int64(ns)).UTC().Format("2006-01-02T15:04:05.000000Z") + `"`
+		if got := string(appendISOTime(nil, ns)); got != want {
+			t.Fatalf("%d: got %s, want %s", ns, got, want)
+		}
+	})
+	for _, ns := range []uint64{0, 1, 951782400e9 /* 2000-02-29 */, 4107542399999999999 /* 2100-02-28T23:59:59 */, math.MaxInt64} {
+		want := `"` + time.Unix(0, int64(ns)).UTC().Format("2006-01-02T15:04:05.000000Z") + `"`
+		assert.Equal(t, want, string(appendISOTime(nil, ns)))
 	}
 }

@@ -1,0 +1,91 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+)
+
+func dirBytes(b *testing.B, dir string) int64 {
+	var n int64
+	require.NoError(b, filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return err
+	}))
+	return n
+}
+
+// BenchmarkExport runs the same Gym span stream (100 rollouts x 20 spans per
+// batch, three processes) through gymspans (console, otlp_json) and contrib
+// fileexporter (json), each built by its factory, writing into a temp dir.
+// It reports spans/s, allocs/span, and MB/s of output (SetBytes).
+func BenchmarkExport(b *testing.B) {
+	td := gymTraces(42, 100, 20)
+	spans := td.SpanCount()
+	for _, tc := range []struct {
+		name string
+		make func(dir string) (exporter.Factory, component.Config)
+	}{
+		{"gymspans_console", func(dir string) (exporter.Factory, component.Config) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
+		{"gymspans_otlp_json", func(dir string) (exporter.Factory, component.Config) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.Format = formatOTLPJSON
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
+		{"fileexporter_json", func(dir string) (exporter.Factory, component.Config) {
+			f := fileexporter.NewFactory()
+			cfg := f.CreateDefaultConfig().(*fileexporter.Config)
+			cfg.Path = filepath.Join(dir, "traces.json")
+			return f, cfg
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			f, cfg := tc.make(dir)
+			exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+			require.NoError(b, err)
+			require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
+			defer func() { require.NoError(b, exp.Shutdown(context.Background())) }()
+			// One warm-up batch measures the output per batch.
+			require.NoError(b, exp.ConsumeTraces(context.Background(), td))
+			b.SetBytes(dirBytes(b, dir))
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if err := exp.ConsumeTraces(context.Background(), td); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.N*spans)/elapsed.Seconds(), "spans/s")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*spans), "allocs/span")
+		})
+	}
+}
