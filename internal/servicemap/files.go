@@ -65,7 +65,7 @@ func (m *Map) commit(delta table) (committed bool, err error) {
 		return false, err
 	}
 	var errs []error
-	if err := writeAtomic(dirFD, m.opts.MarkdownFile, encodeMarkdown(onDisk), m.opts.FileMode); err != nil {
+	if err := writeAtomic(dirFD, m.opts.MarkdownFile, encodeMarkdown(onDisk, m.opts.JSONFile), m.opts.FileMode); err != nil {
 		errs = append(errs, err)
 	}
 	if err := fsync(dirFD); err != nil {

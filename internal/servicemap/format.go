@@ -239,3 +239,32 @@ func writeNumber(b *bytes.Buffer, x float64) {
 	}
 	b.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
 }
+
+// EdgeSummary is one edge of service_map.json as a reader sees it.
+type EdgeSummary struct {
+	Run, Client, Server string
+	Calls, Errors       uint64
+	// The quantiles (ms) are within the sketch's relative accuracy; Min
+	// and Max are exact.
+	MinMS, P50MS, P90MS, P99MS, MaxMS float64
+}
+
+// ReadEdges parses the content of a service_map.json (for tests and tools),
+// sorted by (run, client, server).
+func ReadEdges(data []byte) ([]EdgeSummary, error) {
+	t, err := decodeTable(data, BinsFor(DefaultRelativeAccuracy, DefaultDynamicRange))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EdgeSummary, 0, len(t))
+	for _, k := range t.sortedKeys() {
+		e := t[k]
+		out = append(out, EdgeSummary{
+			Run: k.run, Client: k.client, Server: k.server,
+			Calls: e.calls, Errors: e.errors,
+			MinMS: e.latency.Min(), P50MS: e.latency.Quantile(0.5), P90MS: e.latency.Quantile(0.9),
+			P99MS: e.latency.Quantile(0.99), MaxMS: e.latency.Max(),
+		})
+	}
+	return out, nil
+}

@@ -165,7 +165,8 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 // bad byte, as in the JSON file); an edge without a client or server, or
 // from a service to itself, is ignored. When the edge is new and MaxEdges are held,
 // it flushes first (file I/O on the caller's goroutine); if the flush fails
-// the call is dropped, counted and logged (rate-limited).
+// (or other goroutines keep filling the table, maxEarlyFlushes times) the
+// call is dropped, counted and logged (rate-limited).
 func (m *Map) Observe(e Edge) {
 	e.Run, e.Client, e.Server = validUTF8(e.Run), validUTF8(e.Client), validUTF8(e.Server)
 	if e.Client == "" || e.Server == "" || e.Client == e.Server {
@@ -179,7 +180,20 @@ func (m *Map) Observe(e Edge) {
 	}
 	m.mu.Unlock()
 
-	ferr := m.Flush()
+	// Full: flush to make room. Other goroutines may fill the room before
+	// this one gets it; retry while flushes succeed, a few times.
+	var ferr error
+	for range maxEarlyFlushes {
+		if ferr = m.Flush(); ferr != nil {
+			break
+		}
+		m.mu.Lock()
+		ok := m.addLocked(e, ms)
+		m.mu.Unlock()
+		if ok {
+			return
+		}
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -193,6 +207,9 @@ func (m *Map) Observe(e Edge) {
 			zap.Int("max_edges", m.opts.MaxEdges), zap.Uint64("dropped_total", m.stats.Dropped), zap.Error(ferr))
 	}
 }
+
+// maxEarlyFlushes bounds the flushes one Observe makes to find room.
+const maxEarlyFlushes = 4
 
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {

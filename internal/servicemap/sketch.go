@@ -155,20 +155,20 @@ func (s *Sketch) addIndex(i int, n uint64) {
 		return
 	}
 	if top := s.top(); i > top {
-		s.grow(s.offset, i)
-		s.foldBelow(i - s.maxBins + 1)
-	}
-	if floor := s.top() - s.maxBins + 1; i < floor {
+		s.reshape(max(s.offset, i-s.maxBins+1), i)
+	} else if floor := top - s.maxBins + 1; i < floor {
 		i = floor
 	}
 	if i < s.offset {
-		s.grow(i, s.top())
+		s.reshape(i, s.top())
 	}
 	s.counts[i-s.offset] += n
 }
 
-// grow makes counts cover [lo, hi] ⊇ [offset, top].
-func (s *Sketch) grow(lo, hi int) {
+// reshape makes the window [lo, hi], hi ≥ top: buckets below lo are folded
+// into lo. It never holds more than hi−lo+1 ≤ maxBins buckets, however far
+// a new value is from the others.
+func (s *Sketch) reshape(lo, hi int) {
 	n := hi - lo + 1
 	if lo == s.offset && n <= cap(s.counts) {
 		old := len(s.counts)
@@ -176,30 +176,13 @@ func (s *Sketch) grow(lo, hi int) {
 		clear(s.counts[old:])
 		return
 	}
-	// Headroom towards the side that grew, so a run of new extremes does
-	// not reallocate every time; never beyond maxBins.
-	c := n + n/4
-	if c > s.maxBins {
-		c = max(n, s.maxBins)
+	// Headroom, so a run of new extremes does not reallocate every time;
+	// never beyond maxBins.
+	counts := make([]uint64, n, max(n, min(n+n/4, s.maxBins)))
+	for j, c := range s.counts {
+		counts[max(s.offset+j, lo)-lo] += c
 	}
-	counts := make([]uint64, n, c)
-	copy(counts[s.offset-lo:], s.counts)
 	s.counts, s.offset = counts, lo
-}
-
-// foldBelow moves the counts of every bucket below floor into floor.
-func (s *Sketch) foldBelow(floor int) {
-	if s.offset >= floor {
-		return
-	}
-	k := floor - s.offset
-	var sum uint64
-	for _, c := range s.counts[:k] {
-		sum += c
-	}
-	s.counts = s.counts[k:]
-	s.counts[0] += sum
-	s.offset = floor
 }
 
 // Merge adds every value of o to s. It is exact (see Sketch) when both have
@@ -236,11 +219,7 @@ func (s *Sketch) Merge(o *Sketch) {
 	if len(s.counts) == 0 {
 		s.offset, s.counts = lo, make([]uint64, hi-lo+1)
 	} else {
-		s.grow(s.offset, hi)
-		s.foldBelow(lo)
-		if lo < s.offset {
-			s.grow(lo, hi)
-		}
+		s.reshape(lo, hi)
 	}
 	for j, c := range o.counts {
 		if c > 0 {

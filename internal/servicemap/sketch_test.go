@@ -66,6 +66,7 @@ func checkInvariants(t require.TestingT, s *Sketch) {
 	}
 	require.Equal(t, s.count, n+s.zero, "count")
 	require.LessOrEqual(t, len(s.counts), s.maxBins, "window")
+	require.LessOrEqual(t, cap(s.counts), s.maxBins, "memory")
 	if len(s.counts) > 0 {
 		require.NotZero(t, s.counts[0], "first bucket")
 		require.NotZero(t, s.counts[len(s.counts)-1], "last bucket")
@@ -225,6 +226,11 @@ func TestSketchEdgeCases(t *testing.T) {
 	assert.InDelta(t, 100, s.Quantile(1), 1)
 	assert.Equal(t, 100.0, s.Quantile(1), "clamped to the exact max")
 	assert.Zero(t, s.Quantile(math.NaN()))
+
+	// Values far apart never allocate more than maxBins buckets.
+	far := sketchOf(t, 0.01, 16, []float64{1e-300, 1e300, 5e-324, math.MaxFloat64, 1})
+	checkInvariants(t, far)
+	assert.Equal(t, math.MaxFloat64, far.Quantile(1))
 
 	// A single value reads back exactly (clamped to min = max).
 	one := sketchOf(t, 0.01, 16, []float64{12.345})
