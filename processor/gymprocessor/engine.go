@@ -239,14 +239,18 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 			}
 		}
 		// Earlier attempts first, so a retry finds its previous attempt's root.
-		sort.SliceStable(todo, func(i, j int) bool {
-			ai, aj := attemptIndex(todo[i].n.candidate()), attemptIndex(todo[j].n.candidate())
-			if ai != aj {
-				return ai < aj
+		keyed := make([]attemptOrder, len(todo))
+		for i, hs := range todo {
+			keyed[i] = attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs}
+		}
+		sort.Slice(keyed, func(i, j int) bool {
+			if keyed[i].attempt != keyed[j].attempt {
+				return keyed[i].attempt < keyed[j].attempt
 			}
-			return todo[i].seq < todo[j].seq
+			return keyed[i].hs.seq < keyed[j].hs.seq
 		})
-		for _, hs := range todo {
+		for _, k := range keyed {
+			hs := k.hs
 			if hs.n.held != hs || hs.heapIdx >= 0 {
 				continue // left, or re-armed by an earlier decision of this pass
 			}
@@ -256,6 +260,11 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 	e.jobs.expire(now)
 	e.enforceIndexBounds()
 	return e.end()
+}
+
+type attemptOrder struct {
+	attempt int
+	hs      *heldSpan
 }
 
 // candidate is the rollout a node has or would take upward.
@@ -834,6 +843,7 @@ func (e *engine) rewrite(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 
 func (e *engine) rewriteRollout(sp ptrace.Span, info *resInfo, rollout string, hs *heldSpan) {
 	attrs := sp.Attributes()
+	attrs.EnsureCapacity(attrs.Len() + 2)
 	if v, ok := attrs.Get(e.cfg.RolloutAttribute); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != rollout {
 		attrs.PutStr(e.cfg.RolloutAttribute, rollout)
 	}
