@@ -58,8 +58,9 @@ type spansExporter struct {
 	mu      sync.Mutex
 	store   *fileStore
 	batch   batch
-	retry   *boundedTable[[]string] // span → files already holding its line
-	errs    *boundedTable[int]      // (run, rollout) → ERROR spans seen
+	retry   *boundedTable[[24]byte, []string]    // span → files already holding its line
+	errs    *boundedTable[[2]string, int]        // (run, rollout) → ERROR spans seen
+	names   *boundedTable[[2]string, nameResult] // (run, rollout) → rendered file name
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -74,7 +75,11 @@ type spanObserver interface {
 const (
 	maxRetrySpans      = 1 << 17
 	maxTrackedRollouts = 1 << 17
+	maxCachedNames     = 1 << 14
 )
+
+// nameResult is a rendered per-rollout file name, or why there is none.
+type nameResult struct{ name, reason string }
 
 func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error) {
 	if err := cfg.Validate(); err != nil {
@@ -100,8 +105,9 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
-		retry:    newBoundedTable[[]string](maxRetrySpans),
-		errs:     newBoundedTable[int](maxTrackedRollouts),
+		retry:    newBoundedTable[[24]byte, []string](maxRetrySpans),
+		errs:     newBoundedTable[[2]string, int](maxTrackedRollouts),
+		names:    newBoundedTable[[2]string, nameResult](maxCachedNames),
 	}, nil
 }
 
@@ -174,7 +180,8 @@ type spanRef struct {
 type fileBatch struct {
 	name  string
 	kind  string
-	buf   []byte
+	segs  []segment // the file's bytes, in order, as ranges of batch.arena
+	size  int
 	lines int
 	spans []int32 // indexes into batch.refs
 	ok    bool
@@ -182,7 +189,22 @@ type fileBatch struct {
 	rs, ss int32
 }
 
-// batch is the per-push scratch state, reused across pushes.
+// segment is a range of batch.arena.
+type segment struct{ start, end int }
+
+func (fb *fileBatch) addSeg(start, end int) {
+	if n := len(fb.segs); n > 0 && fb.segs[n-1].end == start {
+		fb.segs[n-1].end = end
+	} else {
+		fb.segs = append(fb.segs, segment{start, end})
+	}
+	fb.size += end - start
+}
+
+// batch is the per-push scratch state, reused across pushes. Every line is
+// encoded once into arena; a file's bytes are segments of it, written with
+// writev, so a line shared by a rollout's file and the combined file is
+// never copied (and the combined file's lines are one segment).
 type batch struct {
 	files     []*fileBatch
 	free      []*fileBatch
@@ -191,25 +213,31 @@ type batch struct {
 	refs      []spanRef
 	roots     []int32
 	failed    []bool
-	line      []byte
+	arena     []byte
+	lineStart int // the current span's encoding in arena
+	lineEnd   int
+	iovs      [][]byte
 	res       []byte
 	scope     []byte
 }
 
 func (b *batch) reset() {
 	for _, fb := range b.files {
-		fb.buf, fb.spans = fb.buf[:0], fb.spans[:0]
-		fb.lines, fb.ok = 0, false
+		fb.segs, fb.spans = fb.segs[:0], fb.spans[:0]
+		fb.size, fb.lines, fb.ok = 0, 0, false
 		b.free = append(b.free, fb)
 	}
 	b.files = b.files[:0]
 	clear(b.byName)
 	clear(b.byRollout)
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
-	// Do not keep huge buffers (a 1 MiB attribute) alive between batches.
-	if cap(b.line) > 1<<20 {
-		b.line = nil
+	clear(b.iovs)
+	b.iovs = b.iovs[:0]
+	// Do not keep a huge arena alive between batches.
+	if cap(b.arena) > 16<<20 {
+		b.arena = nil
 	}
+	b.arena = b.arena[:0]
 }
 
 func (b *batch) file(name, kind string) *fileBatch {
@@ -278,11 +306,16 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					done, ref.retried = e.retry.get(spanKey(span.TraceID(), span.SpanID()))
 				}
 				b.refs = append(b.refs, ref)
+				b.lineStart = len(b.arena)
 				if e.otlp {
-					b.line = appendOTLPSpan(b.line[:0], span)
+					// With its separator: a span that is not first in its
+					// group is written as ",{...}".
+					b.arena = append(b.arena, ',')
+					b.arena = appendOTLPSpan(b.arena, span)
 				} else {
-					b.line = appendConsoleSpan(b.line[:0], span, b.res, b.scope)
+					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope)
 				}
+				b.lineEnd = len(b.arena)
 				rollout := strAttr(span.Attributes(), attrRolloutID)
 				if rollout == "" {
 					rollout = resRollout
@@ -312,7 +345,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	}
 	if e.otlp {
 		for _, fb := range b.files {
-			e.finishOTLP(fb, td)
+			e.finishOTLP(b, fb, td)
 		}
 	}
 }
@@ -330,7 +363,12 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
-		name, reason := e.tmpl.render(run, rollout)
+		res, cached := e.names.get(key)
+		if !cached {
+			res.name, res.reason = e.tmpl.render(run, rollout)
+			e.names.put(key, res)
+		}
+		name, reason := res.name, res.reason
 		if reason == "" {
 			tgt.fb = b.file(name, fileKindRollout)
 		} else {
@@ -350,46 +388,53 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces) {
 	fb.spans = append(fb.spans, idx)
 	if !e.otlp {
-		fb.buf = append(fb.buf, b.line...)
+		fb.addSeg(b.lineStart, b.lineEnd)
 		fb.lines++
 		return
 	}
+	// OTLP/JSON: open, switch or continue the file's resource and scope group.
 	ref := b.refs[idx]
+	glue := len(b.arena)
 	switch {
 	case fb.rs < 0:
-		fb.buf = append(fb.buf, `{"resourceSpans":[`...)
-		fb.buf = append(fb.buf, b.res...)
-		fb.buf = append(fb.buf, b.scope...)
+		b.arena = append(b.arena, `{"resourceSpans":[`...)
+		b.arena = append(b.arena, b.res...)
+		b.arena = append(b.arena, b.scope...)
 		fb.lines = 1
 	case fb.rs != ref.rs:
-		fb.buf = e.closeOTLPGroups(fb, td)
-		fb.buf = append(fb.buf, ',')
-		fb.buf = append(fb.buf, b.res...)
-		fb.buf = append(fb.buf, b.scope...)
+		b.arena = closeOTLPGroups(b.arena, fb, td)
+		b.arena = append(b.arena, ',')
+		b.arena = append(b.arena, b.res...)
+		b.arena = append(b.arena, b.scope...)
 	case fb.ss != ref.ss:
 		rs := td.ResourceSpans().At(int(fb.rs))
-		fb.buf = appendOTLPScopeClose(fb.buf, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
-		fb.buf = append(fb.buf, ',')
-		fb.buf = append(fb.buf, b.scope...)
+		b.arena = appendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+		b.arena = append(b.arena, ',')
+		b.arena = append(b.arena, b.scope...)
 	default:
-		fb.buf = append(fb.buf, ',')
+		fb.addSeg(b.lineStart, b.lineEnd) // ",{span}"
+		return
 	}
 	fb.rs, fb.ss = ref.rs, ref.ss
-	fb.buf = append(fb.buf, b.line...)
+	fb.addSeg(glue, len(b.arena))
+	fb.addSeg(b.lineStart+1, b.lineEnd) // "{span}"
 }
 
-func (e *spansExporter) closeOTLPGroups(fb *fileBatch, td ptrace.Traces) []byte {
+// closeOTLPGroups appends the end of fb's open scope and resource groups.
+func closeOTLPGroups(arena []byte, fb *fileBatch, td ptrace.Traces) []byte {
 	rs := td.ResourceSpans().At(int(fb.rs))
-	buf := appendOTLPScopeClose(fb.buf, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
-	return appendOTLPResourceClose(buf, rs.SchemaUrl())
+	arena = appendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+	return appendOTLPResourceClose(arena, rs.SchemaUrl())
 }
 
-func (e *spansExporter) finishOTLP(fb *fileBatch, td ptrace.Traces) {
+func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {
 	if fb.kind == fileKindRollouts || fb.rs < 0 {
 		return
 	}
-	fb.buf = e.closeOTLPGroups(fb, td)
-	fb.buf = append(fb.buf, ']', '}', '\n')
+	glue := len(b.arena)
+	b.arena = closeOTLPGroups(b.arena, fb, td)
+	b.arena = append(b.arena, ']', '}', '\n')
+	fb.addSeg(glue, len(b.arena))
 }
 
 // encodeRoots writes one rollouts.jsonl line per rollout root of the batch
@@ -423,7 +468,8 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		}
 		n, _ := e.errs.get(rolloutKey(run, rollout))
 		tid, sid := span.TraceID(), span.SpanID()
-		buf := fb.buf
+		start := len(b.arena)
+		buf := b.arena
 		buf = append(buf, `{"rollout_id":`...)
 		buf = appendJSONString(buf, rollout)
 		buf = append(buf, `,"run_id":`...)
@@ -445,7 +491,8 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		buf = append(buf, `,"name":`...)
 		buf = appendJSONString(buf, span.Name())
 		buf = append(buf, '}', '\n')
-		fb.buf = buf
+		b.arena = buf
+		fb.addSeg(start, len(b.arena))
 		fb.lines++
 		fb.spans = append(fb.spans, idx)
 	}
@@ -455,8 +502,16 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 // line in a failed file.
 func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
 	var errs []error
+	var lines, bytes [3]int // by file kind
+	defer func() {
+		for i, kind := range fileKinds {
+			if lines[i] > 0 {
+				e.metrics.written(kind, lines[i], bytes[i])
+			}
+		}
+	}()
 	for _, fb := range b.files {
-		if len(fb.buf) == 0 {
+		if fb.size == 0 {
 			fb.ok = true
 			continue
 		}
@@ -464,11 +519,17 @@ func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
 		if fb.kind == fileKindCombined {
 			rot = e.rot
 		}
-		err := e.store.appendLines(fb.name, fb.buf, rot)
+		b.iovs = b.iovs[:0]
+		for _, sg := range fb.segs {
+			b.iovs = append(b.iovs, b.arena[sg.start:sg.end])
+		}
+		err := e.store.appendLines(fb.name, b.iovs, fb.size, rot)
 		switch {
 		case err == nil:
 			fb.ok = true
-			e.metrics.written(fb.kind, fb.lines, len(fb.buf))
+			k := fileKindIndex(fb.kind)
+			lines[k] += fb.lines
+			bytes[k] += fb.size
 		case fb.kind == fileKindRollout && errors.Is(err, errUnsafeFile):
 			// A symlink or other planted file under a rollout's name: never
 			// write through it; the spans are in the combined file.
@@ -582,6 +643,17 @@ func writeSeam() sysWrite {
 		return testSeam
 	}
 	return defaultWrite
+}
+
+var fileKinds = [3]string{fileKindRollout, fileKindCombined, fileKindRollouts}
+
+func fileKindIndex(kind string) int {
+	for i, k := range fileKinds {
+		if k == kind {
+			return i
+		}
+	}
+	return 0
 }
 
 func contains(list []string, s string) bool {

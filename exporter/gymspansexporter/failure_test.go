@@ -31,7 +31,7 @@ type faultyDisk struct {
 	short map[string]bool
 }
 
-func (d *faultyDisk) write(name string, fd int, p []byte) (int, error) {
+func (d *faultyDisk) write(name string, fd int, iovs [][]byte) (int, error) {
 	d.mu.Lock()
 	full, short := d.full[name], d.short[name]
 	d.mu.Unlock()
@@ -39,13 +39,17 @@ func (d *faultyDisk) write(name string, fd int, p []byte) (int, error) {
 	case full:
 		return 0, unix.ENOSPC
 	case short:
+		var p []byte
+		for _, b := range iovs {
+			p = append(p, b...)
+		}
 		n, err := unix.Write(fd, p[:len(p)/2])
 		if err != nil {
 			return n, err
 		}
 		return n, nil
 	}
-	return defaultWrite(name, fd, p)
+	return defaultWrite(name, fd, iovs)
 }
 
 func (d *faultyDisk) set(full, short []string) {
@@ -223,8 +227,8 @@ func TestRetryThroughExporterHelper(t *testing.T) {
 	disk := &faultyDisk{}
 	failures := 0
 	disk.set([]string{"0-0.spans.jsonl"}, nil)
-	seam := func(name string, fd int, p []byte) (int, error) {
-		n, err := disk.write(name, fd, p)
+	seam := func(name string, fd int, iovs [][]byte) (int, error) {
+		n, err := disk.write(name, fd, iovs)
 		if err != nil {
 			failures++
 			if failures == 3 {

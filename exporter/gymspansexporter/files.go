@@ -12,8 +12,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 //
 //	flock(LOCK_EX) → the descriptor still names the file (else reopen) →
 //	cut a torn tail → rotate when over size (combined file only) →
-//	one write(2) of the batch's lines → on error or short write, truncate
-//	back to the size before → unlock.
+//	writev(2) of the batch's lines (one call per 1024 buffers) → on error or
+//	short write, truncate back to the size before → unlock.
 //
 // Handles live in an LRU bounded by max_open_files (the capture-dir
 // descriptor counts as one); a handle in use is never evicted. Writes never
@@ -41,13 +41,16 @@ import (
 // must not write through: a symlink, a non-regular file, or a hard link.
 var errUnsafeFile = errors.New("not a regular single-link file")
 
-// sysWrite is the write(2) seam; tests replace it to inject ENOSPC and
-// short writes for one file.
-type sysWrite func(name string, fd int, p []byte) (int, error)
+// sysWrite is the writev(2) seam (at most iovMax buffers); tests replace
+// it to inject ENOSPC and short writes for one file.
+type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
 
-func defaultWrite(_ string, fd int, p []byte) (int, error) {
+// iovMax is Linux's IOV_MAX.
+const iovMax = 1024
+
+func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
 	for {
-		n, err := unix.Write(fd, p)
+		n, err := unix.Writev(fd, iovs)
 		if err == unix.EINTR {
 			continue
 		}
@@ -259,13 +262,13 @@ func flock(fd, how int) error {
 // appendLines appends data (whole lines) to name as described in the file
 // comment. It returns errUnsafeFile (wrapped) when name is not a file we may
 // write through. rot is nil except for the combined file.
-func (s *fileStore) appendLines(name string, data []byte, rot *rotation) error {
+func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotation) error {
 	h, err := s.acquire(name)
 	if err != nil {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		again, err := s.appendLocked(h, data, rot)
+		again, err := s.appendLocked(h, data, size, rot)
 		if err != nil || !again {
 			s.release(h)
 			return err
@@ -283,7 +286,7 @@ func (s *fileStore) appendLines(name string, data []byte, rot *rotation) error {
 // appendLocked takes the lock on h and appends; again reports that h no
 // longer names the current file (replaced, or rotated by us) and the caller
 // must reopen and retry.
-func (s *fileStore) appendLocked(h *handle, data []byte, rot *rotation) (again bool, err error) {
+func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *rotation) (again bool, err error) {
 	if err := flock(h.fd, unix.LOCK_EX); err != nil {
 		return false, fmt.Errorf("lock %q: %w", h.name, err)
 	}
@@ -303,22 +306,32 @@ func (s *fileStore) appendLocked(h *handle, data []byte, rot *rotation) (again b
 			return false, err
 		}
 	}
-	if rot != nil && size > 0 && size+int64(len(data)) > rot.maxBytes {
+	if rot != nil && size > 0 && size+int64(dataSize) > rot.maxBytes {
 		if err := s.rotate(h, rot); err != nil {
 			return false, err
 		}
 		return true, nil
 	}
-	n, werr := s.write(h.name, h.fd, data)
-	if werr == nil && n != len(data) {
-		werr = fmt.Errorf("short write (%d of %d bytes): %w", n, len(data), io.ErrShortWrite)
-	}
-	if werr != nil {
-		if n > 0 {
-			// Leave no partial line; if this fails too, the next append cuts it.
-			_ = unix.Ftruncate(h.fd, size)
+	written := 0
+	for len(data) > 0 {
+		chunk := data[:min(len(data), iovMax)]
+		data = data[len(chunk):]
+		want := 0
+		for _, c := range chunk {
+			want += len(c)
 		}
-		return false, fmt.Errorf("write %q: %w", h.name, werr)
+		n, werr := s.write(h.name, h.fd, chunk)
+		written += max(n, 0)
+		if werr == nil && n != want {
+			werr = fmt.Errorf("short write (%d of %d bytes): %w", n, want, io.ErrShortWrite)
+		}
+		if werr != nil {
+			if written > 0 {
+				// Leave no partial line; if this fails too, the next append cuts it.
+				_ = unix.Ftruncate(h.fd, size)
+			}
+			return false, fmt.Errorf("write %q: %w", h.name, werr)
+		}
 	}
 	s.mu.Lock()
 	h.dirty = true

@@ -135,7 +135,7 @@ func TestOpenFilesBounded(t *testing.T) {
 		c.MaxOpenFiles = 64
 		c.FlushInterval = 1e6 // 1ms
 	})
-	e.write = func(name string, fd int, p []byte) (int, error) {
+	e.write = func(name string, fd int, p [][]byte) (int, error) {
 		n := countFDsInside(t, dir)
 		mu.Lock()
 		peak = max(peak, n)
@@ -279,4 +279,38 @@ func TestTwoProcessesAppend(t *testing.T) {
 	}
 	assert.Equal(t, want, perRollout, "per-rollout files")
 	assert.NotEmpty(t, backupsOf(t, dir), "the combined file rotated while shared")
+}
+
+// TestManyLinesPerFile interleaves two rollouts so each file gets more
+// separate lines than one writev takes; a failure in the second call cuts
+// the first call's bytes too.
+func TestManyLinesPerFile(t *testing.T) {
+	const n = 2*iovMax + 100
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := 0; i < 2*n; i++ {
+		s := spans.AppendEmpty()
+		s.SetTraceID([16]byte{byte(i % 2)})
+		s.SetSpanID([8]byte{byte(i >> 16), byte(i >> 8), byte(i), 1})
+		s.SetParentSpanID([8]byte{9})
+		s.Attributes().PutStr(attrRolloutID, fmt.Sprintf("r%d", i%2))
+	}
+	calls := 0
+	e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = "" })
+	e.write = func(name string, fd int, iovs [][]byte) (int, error) {
+		require.LessOrEqual(t, len(iovs), iovMax)
+		if name == "r1.spans.jsonl" {
+			calls++
+			if calls == 2 {
+				return 0, fmt.Errorf("injected: %w", os.ErrDeadlineExceeded)
+			}
+		}
+		return defaultWrite(name, fd, iovs)
+	}
+	startExporter(t, e)
+	require.Error(t, e.pushTraces(context.Background(), td))
+	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "r0.spans.jsonl")), n)
+	data, err := os.ReadFile(filepath.Join(e.cfg.CaptureDir, "r1.spans.jsonl"))
+	require.NoError(t, err)
+	assert.Empty(t, data, "the first writev's lines were cut with the failed second")
 }

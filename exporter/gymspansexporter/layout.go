@@ -121,10 +121,10 @@ func serviceOf(res pcommon.Map) string {
 }
 
 // boundedTable is a map that forgets its oldest keys beyond a capacity.
-type boundedTable[V any] struct {
+type boundedTable[K comparable, V any] struct {
 	cap   int
-	m     map[string]boundedEntry[V]
-	order []boundedSlot // ring of insertion order
+	m     map[K]boundedEntry[V]
+	order []boundedSlot[K] // ring of insertion order
 	next  int
 	gen   uint64
 }
@@ -134,29 +134,29 @@ type boundedEntry[V any] struct {
 	gen uint64
 }
 
-type boundedSlot struct {
-	k   string
+type boundedSlot[K comparable] struct {
+	k   K
 	gen uint64
 }
 
-func newBoundedTable[V any](capacity int) *boundedTable[V] {
-	return &boundedTable[V]{cap: capacity, m: make(map[string]boundedEntry[V])}
+func newBoundedTable[K comparable, V any](capacity int) *boundedTable[K, V] {
+	return &boundedTable[K, V]{cap: capacity, m: make(map[K]boundedEntry[V])}
 }
 
-func (t *boundedTable[V]) get(k string) (V, bool) {
+func (t *boundedTable[K, V]) get(k K) (V, bool) {
 	e, ok := t.m[k]
 	return e.v, ok
 }
 
-func (t *boundedTable[V]) len() int { return len(t.m) }
+func (t *boundedTable[K, V]) len() int { return len(t.m) }
 
-func (t *boundedTable[V]) put(k string, v V) {
+func (t *boundedTable[K, V]) put(k K, v V) {
 	if e, ok := t.m[k]; ok {
 		t.m[k] = boundedEntry[V]{v: v, gen: e.gen}
 		return
 	}
 	t.gen++
-	slot := boundedSlot{k: k, gen: t.gen}
+	slot := boundedSlot[K]{k: k, gen: t.gen}
 	if len(t.order) < t.cap {
 		t.order = append(t.order, slot)
 	} else {
@@ -171,15 +171,15 @@ func (t *boundedTable[V]) put(k string, v V) {
 }
 
 // delete forgets k; its ring slot ages out without effect.
-func (t *boundedTable[V]) delete(k string) { delete(t.m, k) }
+func (t *boundedTable[K, V]) delete(k K) { delete(t.m, k) }
 
 // rolloutKey identifies a rollout across runs (ids repeat across runs).
-func rolloutKey(run, rollout string) string { return run + "\x00" + rollout }
+func rolloutKey(run, rollout string) [2]string { return [2]string{run, rollout} }
 
 // spanKey identifies a span for the retry table.
-func spanKey(tid pcommon.TraceID, sid pcommon.SpanID) string {
+func spanKey(tid pcommon.TraceID, sid pcommon.SpanID) [24]byte {
 	var k [24]byte
 	copy(k[:16], tid[:])
 	copy(k[16:], sid[:])
-	return string(k[:])
+	return k
 }
