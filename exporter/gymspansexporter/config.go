@@ -50,12 +50,14 @@ type Config struct {
 	// line) or "otlp_json" (one ExportTraceServiceRequest per line). Default: "console".
 	Format string `mapstructure:"format"`
 
-	// MaxOpenFiles bounds the open file handles; the least recently used is
-	// closed first. Default: 256.
+	// MaxOpenFiles bounds the descriptors held inside CaptureDir (the
+	// directory's own descriptor included); the least recently used idle
+	// file is closed first. At least 2. Default: 256.
 	MaxOpenFiles int `mapstructure:"max_open_files"`
 
-	// FlushInterval is the longest time between fsyncs of written files.
-	// Default: 1s.
+	// FlushInterval is the longest time between fsyncs of written files
+	// (lines are in the kernel when an export returns; fsync is for power
+	// loss). Default: 1s.
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 
 	// FilePermissions are the octal permissions of created files. Default: "0640".
@@ -85,9 +87,11 @@ type Config struct {
 
 // RotationConfig bounds the combined file by size.
 type RotationConfig struct {
-	// MaxMegabytes is the size at which the combined file is rotated. Default: 100.
+	// MaxMegabytes is the size the combined file is kept under: it is rotated
+	// before a batch would take it past this size. Default: 100.
 	MaxMegabytes int `mapstructure:"max_megabytes"`
-	// MaxBackups is the number of rotated files kept. Default: 10.
+	// MaxBackups is the number of rotated files kept, oldest removed first;
+	// 0 keeps none. Default: 10.
 	MaxBackups int `mapstructure:"max_backups"`
 }
 
