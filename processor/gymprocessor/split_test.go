@@ -1,0 +1,184 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// T' and nemo.gym.original_trace_id follow the formula of SPEC §4.3, computed
+// here independently for every rewritten span of every golden case.
+func TestRolloutTraceIDFormulaOnGoldenOutputs(t *testing.T) {
+	for _, name := range []string{"default_preset_3_rollouts", "per_rollout_preset", "url_evidence_old_and_new_semconv", "rollout_split_across_traces", "explicit_child_rollout_under_other_rollout"} {
+		t.Run(name, func(t *testing.T) {
+			input := readTraces(t, filepath.Join(goldenDir, name, "input.json"))
+			inTrace := map[pcommon.SpanID]pcommon.TraceID{}
+			forEachSpan(input, func(_ pcommon.Resource, s ptrace.Span) { inTrace[s.SpanID()] = s.TraceID() })
+
+			h := newHarness(t, testConfig())
+			h.consume(copyTraces(input))
+			h.shutdown()
+			checked := 0
+			for _, td := range h.sink.AllTraces() {
+				forEachSpan(td, func(res pcommon.Resource, s ptrace.Span) {
+					r, ok := s.Attributes().Get("nemo.gym.rollout.id")
+					if !ok {
+						assert.Equal(t, inTrace[s.SpanID()], s.TraceID(), "a span in no rollout keeps its trace id")
+						return
+					}
+					orig, ok := s.Attributes().Get(attrOriginalTraceID)
+					require.True(t, ok)
+					origTrace := inTrace[s.SpanID()]
+					assert.Equal(t, traceHex(origTrace), orig.Str())
+					run := resourceString(res.Attributes(), "nemo.run.id")
+					assert.Equal(t, expectedTraceID(run, orig.Str(), r.Str()), s.TraceID().String())
+					checked++
+				})
+			}
+			require.Positive(t, checked)
+		})
+	}
+}
+
+func forEachSpan(td ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				f(rss.At(i).Resource(), spans.At(k))
+			}
+		}
+	}
+}
+
+func TestRolloutTraceIDKnownValues(t *testing.T) {
+	// K is the run when there is one, else the original trace id in hex.
+	assert.Equal(t, expectedTraceID("run-1", "", "12-3"), rolloutTraceID("run-1", "12-3").String())
+	orig := traceIDOf("x")
+	assert.Equal(t, expectedTraceID("", traceHex(orig), "0-0"), rolloutTraceID(rolloutKey("", orig), "0-0").String())
+	assert.Equal(t, traceHex(orig), rolloutKey("", orig))
+	assert.Equal(t, "run-1", rolloutKey("run-1", orig))
+	// Different runs never share a rollout trace.
+	assert.NotEqual(t, rolloutTraceID("run-1", "0-0"), rolloutTraceID("run-2", "0-0"))
+}
+
+func TestPreviousAttempt(t *testing.T) {
+	for in, want := range map[string]string{
+		"12-3-a1": "12-3",
+		"12-3-a2": "12-3-a1",
+		"0-0-a10": "0-0-a9",
+	} {
+		got, ok := previousAttempt(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"12-3", "12-3-a0", "a1", "x-a1", "12-3-a", "12-3-a01", "12-3-ax", "-3-a1"} {
+		_, ok := previousAttempt(in)
+		assert.False(t, ok, in)
+	}
+}
+
+func TestJobTableIsBoundedAndExpires(t *testing.T) {
+	jt := jobTable{m: map[pcommon.TraceID]*jobEntry{}, maxJobs: 2, maxLinks: 2, ttl: 100}
+	ref := func(b byte) rootRef { return rootRef{trace: pcommon.TraceID{b}, span: pcommon.SpanID{b}} }
+	for _, b := range []byte{5, 1, 9, 3} {
+		jt.add(traceIDOf("a"), ref(b), 0)
+	}
+	e := jt.m[traceIDOf("a")]
+	assert.Equal(t, 4, e.count)
+	assert.Equal(t, []rootRef{ref(1), ref(3)}, e.roots, "the smallest T' are kept")
+	jt.add(traceIDOf("b"), ref(1), 50)
+	jt.add(traceIDOf("c"), ref(1), 60)
+	assert.Len(t, jt.m, 2, "bounded by max_tracked_jobs, oldest out")
+	assert.Nil(t, jt.m[traceIDOf("a")])
+	jt.expire(155)
+	assert.Len(t, jt.m, 1)
+	jt.expire(161)
+	assert.Empty(t, jt.m)
+}
+
+func TestEvidence(t *testing.T) {
+	f, err := newEvidenceFinder(testConfig())
+	require.NoError(t, err)
+	cases := []struct {
+		attrs map[string]any
+		want  string
+	}{
+		{map[string]any{"nemo.gym.rollout.id": "12-3"}, "12-3"},
+		{map[string]any{"nemo.gym.rollout.id": "", "url.path": "/ng-rollout/1-0/verify"}, "1-0"},
+		{map[string]any{"nemo.gym.rollout.id": int64(4), "http.target": "/ng-rollout/1-0/verify"}, "1-0"},
+		{map[string]any{"http.target": "/ng-rollout/1-0/training-token-capture/v1/responses"}, "1-0"},
+		{map[string]any{"url.full": "http://h:1/ng-rollout/a.b_c-d/v1/responses?x=1"}, "a.b_c-d"},
+		{map[string]any{"http.url": "http://h:1/ng-rollout/-x/v1/ng-rollout/2-2/y"}, "2-2"},
+		{map[string]any{"http.target": "/ng-rollout/1-0"}, ""},
+		{map[string]any{"http.target": "/ng-rollout//verify"}, ""},
+		{map[string]any{"http.target": "/xng-rollout/1-0/verify"}, ""},
+		{map[string]any{"url.path": "/verify", "http.target": "/ng-rollout/1-0/verify"}, ""},
+		{map[string]any{"url.path": int64(3), "http.target": "/ng-rollout/1-0/verify"}, ""},
+	}
+	for _, c := range cases {
+		m := pcommon.NewMap()
+		require.NoError(t, m.FromRaw(c.attrs))
+		assert.Equal(t, c.want, f.find(m), "%v", c.attrs)
+	}
+
+	cfg := testConfig()
+	cfg.URLPrefix = "r"
+	cfg.RolloutIDPattern = "[0-9]+"
+	cfg.RolloutAttribute = "rid"
+	f, err = newEvidenceFinder(cfg)
+	require.NoError(t, err)
+	m := pcommon.NewMap()
+	m.PutStr("url.path", "/r/x1/r/42/v")
+	assert.Equal(t, "42", f.find(m))
+	m.PutStr("rid", "z")
+	assert.Equal(t, "z", f.find(m))
+}
+
+func FuzzEvidenceFromURL(f *testing.F) {
+	for _, s := range []string{"/ng-rollout/1-0/verify", "/ng-rollout/", "/ng-rollout/ng-rollout/x/", "http://h/ng-rollout/a/b"} {
+		f.Add(s)
+	}
+	fd, err := newEvidenceFinder(testConfig())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		got := fd.fromURL(u)
+		if got == "" {
+			return
+		}
+		if !validDefaultRolloutID(got) || !compileMust().MatchString(got) {
+			t.Fatalf("%q from %q does not match the pattern", got, u)
+		}
+		if !containsSegment(u, "/ng-rollout/"+got+"/") {
+			t.Fatalf("%q is not a /ng-rollout/R/ segment of %q", got, u)
+		}
+	})
+}
+
+func compileMust() interface{ MatchString(string) bool } {
+	re, err := compileRolloutIDPattern(defaultRolloutIDPattern)
+	if err != nil {
+		panic(err)
+	}
+	return re
+}
+
+func containsSegment(s, seg string) bool {
+	for i := 0; i+len(seg) <= len(s); i++ {
+		if s[i:i+len(seg)] == seg {
+			return true
+		}
+	}
+	return false
+}
