@@ -26,11 +26,13 @@ const goldenDir = "../../testdata"
 // goldenConfigs adjusts the default config for the cases that need it.
 var goldenConfigs = map[string]func(*Config){
 	"default_preset_promote_to_resource": func(c *Config) { c.PromoteToResource = true },
+	"default_preset_split_disabled":      func(c *Config) { c.Split.Enabled = false },
 }
 
 // goldenInputs maps a case to the input it reads when it has none of its own.
 var goldenInputs = map[string]string{
 	"default_preset_promote_to_resource": "default_preset_3_rollouts",
+	"default_preset_split_disabled":      "default_preset_3_rollouts",
 }
 
 func goldenCases(t *testing.T) []string {
