@@ -40,7 +40,10 @@ type Config struct {
 	RunAttribute string `mapstructure:"run_attribute"`
 
 	// JobSpanNames are the names of spans that wrap a whole run; they never
-	// become part of a rollout. Default: [gym.job].
+	// become part of a rollout, and a rollout root whose parent is one is cut
+	// with link type "job". With split on, a job span is held settle, then
+	// until nothing else of its trace is pending (at most wait), so that it
+	// can link the roots cut from its trace. Default: [gym.job].
 	JobSpanNames []string `mapstructure:"job_span_names"`
 
 	// Settle is how long after it arrived an upward decision is taken.
@@ -61,17 +64,21 @@ type Config struct {
 	PromoteToResource bool `mapstructure:"promote_to_resource"`
 
 	// MaxPendingSpans bounds the spans held undecided. At the bound the spans
-	// nearest their deadline are emitted as they stand. Default: 1,000,000.
+	// nearest their deadline are emitted as they stand (their pending
+	// decisions taken with what is known), never dropped. It also bounds,
+	// separately, the index entries kept for spans that already left (ids and
+	// rollout, about 200 bytes each, expiring after wait) so that late
+	// children are still resolved downward. Default: 1,000,000.
 	MaxPendingSpans int `mapstructure:"max_pending_spans"`
 
-	// MaxPendingBytes bounds the estimated size of the spans held undecided.
-	// Default: 512 MiB.
+	// MaxPendingBytes bounds the estimated size of the spans held undecided
+	// (span data plus the processor's bookkeeping). Default: 512 MiB.
 	MaxPendingBytes int64 `mapstructure:"max_pending_bytes"`
 
 	// Split configures one trace per rollout (SPEC §4.3).
 	Split SplitConfig `mapstructure:"split"`
 
-	// ServiceMap configures the service-map repairs (SPEC §4.4).
+	// ServiceMap configures the service-map repairs (SPEC §4.4). Not used yet.
 	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
 
 	// prevent unkeyed literal initialization
@@ -94,8 +101,10 @@ type SplitConfig struct {
 	// JobTTL is how long an entry of that table is kept. Default: 24h.
 	JobTTL time.Duration `mapstructure:"job_ttl"`
 
-	// MaxTrackedRoots bounds, per run, the recent rollout roots remembered so a
-	// retried attempt can link to the previous one. Default: 100,000.
+	// MaxTrackedRoots bounds the recent rollout roots remembered, keyed by
+	// (run, rollout id), so a retried attempt can link to the previous one.
+	// The bound is over all runs together; the oldest leave first.
+	// Default: 100,000.
 	MaxTrackedRoots int `mapstructure:"max_tracked_roots"`
 }
 
