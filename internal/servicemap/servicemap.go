@@ -41,13 +41,13 @@ type Options struct {
 	MarkdownFile string
 	// FileMode is the permission of created files (before umask). Default: 0640.
 	FileMode os.FileMode
-	// MaxEdges bounds the edges held in memory between flushes. A new edge
-	// at the bound flushes early; if that fails it is dropped (counted in
-	// Stats.Dropped). Memory holds at most 2×MaxEdges edges (a failed flush
-	// puts its delta back). Default: 10,000.
+	// MaxEdges bounds the edges held in memory, counting those of a flush
+	// in progress. A new edge at the bound flushes early (or waits for the
+	// flush in progress); if that fails it is dropped (counted in
+	// Stats.Dropped). Default: 10,000.
 	MaxEdges int
 	// RelativeAccuracy is the latency sketch's bound on the relative error
-	// of every quantile, in (0, 1). Default: 0.01.
+	// of every quantile, in [MinRelativeAccuracy, 1). Default: 0.01.
 	RelativeAccuracy float64
 	// MaxBins bounds each sketch's buckets (8 bytes each). Default:
 	// BinsFor(RelativeAccuracy, DefaultDynamicRange), 1038 at 1%.
@@ -64,7 +64,7 @@ type Options struct {
 
 // Stats are counters for the exporter's own telemetry.
 type Stats struct {
-	Edges        int    // edges held in memory, not yet flushed
+	Edges        int    // edges held in memory, not yet in the file
 	Flushes      uint64 // flushes that replaced service_map.json
 	FlushErrors  uint64 // flushes that failed (their delta was kept, unless the JSON was already replaced)
 	Dropped      uint64 // observations dropped at MaxEdges
@@ -80,10 +80,11 @@ type Map struct {
 
 	flushMu sync.Mutex // one flush at a time; taken before mu
 
-	mu      sync.Mutex
-	delta   table
-	stats   Stats
-	lastLog time.Time // of the drop warning
+	mu       sync.Mutex
+	delta    table
+	inFlight int // edges of the delta being flushed; they count against MaxEdges
+	stats    Stats
+	lastLog  time.Time // of the drop warning
 }
 
 // New returns a Map writing into dir (which must exist when Flush runs).
@@ -223,7 +224,7 @@ func (m *Map) addLocked(e Edge, ms float64) bool {
 	k := edgeKey{run: e.Run, client: e.Client, server: e.Server}
 	s, ok := m.delta[k]
 	if !ok {
-		if len(m.delta) >= m.opts.MaxEdges {
+		if len(m.delta)+m.inFlight >= m.opts.MaxEdges {
 			return false
 		}
 		sk, _ := NewSketch(m.opts.RelativeAccuracy, m.opts.MaxBins) // checked in New
@@ -253,12 +254,14 @@ func (m *Map) Flush() error {
 		return nil
 	}
 	m.delta = table{}
+	m.inFlight = len(delta)
 	m.mu.Unlock()
 
 	committed, err := m.commit(delta)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.inFlight = 0
 	if committed {
 		m.stats.Flushes++
 	}
@@ -266,7 +269,8 @@ func (m *Map) Flush() error {
 		m.stats.FlushErrors++
 	}
 	if !committed {
-		// Put it back: what arrived meanwhile is newer and adds to it.
+		// Put it back: what arrived meanwhile is newer and adds to it; the
+		// union stays within MaxEdges since inFlight counted against it.
 		for k, e := range m.delta {
 			if d, ok := delta[k]; ok {
 				d.calls += e.calls
@@ -289,6 +293,6 @@ func (m *Map) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
-	s.Edges = len(m.delta)
+	s.Edges = len(m.delta) + m.inFlight
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -515,4 +517,38 @@ func TestEdgeFromSpanAttributes(t *testing.T) {
 	span.Attributes().PutStr("peer.service", "")
 	_, ok = EdgeFromSpan(span, res, nil, "")
 	assert.False(t, ok, "empty peer.service")
+}
+
+func TestInFlightEdgesCountAgainstTheBound(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestMap(t, dir, Options{MaxEdges: 3})
+	for _, s := range []string{"a", "b", "c"} {
+		m.Observe(Edge{Client: "agent", Server: s, Latency: time.Millisecond})
+	}
+	// Another writer holds the lock: our flush waits inside commit.
+	lock, err := os.OpenFile(filepath.Join(dir, ".service_map.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	require.NoError(t, err)
+	defer lock.Close()
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_EX))
+	flushed := make(chan error)
+	go func() { flushed <- m.Flush() }()
+	for { // until the flush has taken the delta (no timing involved)
+		m.mu.Lock()
+		n := m.inFlight
+		m.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		runtime.Gosched()
+	}
+	m.mu.Lock()
+	assert.False(t, m.addLocked(Edge{Client: "agent", Server: "d"}, 1), "a new edge does not fit while 3 are in flight")
+	m.mu.Unlock()
+	assert.Equal(t, 3, m.Stats().Edges)
+
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_UN))
+	require.NoError(t, <-flushed)
+	assert.Zero(t, m.Stats().Edges)
+	m.Observe(Edge{Client: "agent", Server: "d", Latency: time.Millisecond})
+	assert.Equal(t, 1, m.Stats().Edges)
 }

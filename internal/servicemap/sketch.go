@@ -52,16 +52,18 @@ const (
 	// accuracy: 1e9 is 1 µs next to 16 minutes, or 1 ms next to 11 days.
 	DefaultDynamicRange = 1e9
 	// maxIndex bounds |index| (and offset) so index arithmetic never
-	// overflows whatever a file says; ln(MaxFloat64)/ln(1+1e-4) ≈ 3.5e6.
+	// overflows whatever a file says.
 	maxIndex = 1 << 24
 	minBins  = 2
+	// MinRelativeAccuracy keeps every float64 latency inside ±maxIndex.
+	MinRelativeAccuracy = 1e-4
 )
 
-// NewSketch returns an empty sketch with relative accuracy 0 < accuracy < 1
-// and at most maxBins buckets (at least 2).
+// NewSketch returns an empty sketch with relative accuracy
+// MinRelativeAccuracy ≤ accuracy < 1 and at most maxBins buckets (at least 2).
 func NewSketch(accuracy float64, maxBins int) (*Sketch, error) {
-	if !(accuracy > 0 && accuracy < 1) {
-		return nil, fmt.Errorf("relative accuracy must be in (0, 1), got %v", accuracy)
+	if !(accuracy >= MinRelativeAccuracy && accuracy < 1) {
+		return nil, fmt.Errorf("relative accuracy must be in [%v, 1), got %v", MinRelativeAccuracy, accuracy)
 	}
 	if maxBins < minBins {
 		return nil, fmt.Errorf("max bins must be at least %d, got %d", minBins, maxBins)
@@ -126,8 +128,8 @@ func (s *Sketch) noteMinMax(lo, hi float64, n uint64) {
 	s.count += n
 }
 
-// index is ceil(log_γ x), clamped to ±maxIndex (only subnormal or huge x
-// come near it at sane accuracies).
+// index is ceil(log_γ x); the clamp to ±maxIndex is never reached at
+// MinRelativeAccuracy or coarser (ln(MaxFloat64)/ln γ ≈ 3.5e6).
 func (s *Sketch) index(x float64) int {
 	f := math.Ceil(math.Log(x) / s.logGamma)
 	switch {

@@ -241,7 +241,7 @@ func TestSketchEdgeCases(t *testing.T) {
 	for _, bad := range []struct {
 		a    float64
 		bins int
-	}{{0, 10}, {1, 10}, {-0.1, 10}, {math.NaN(), 10}, {0.01, 1}} {
+	}{{0, 10}, {1, 10}, {-0.1, 10}, {math.NaN(), 10}, {0.01, 1}, {MinRelativeAccuracy / 2, 10}} {
 		_, err := NewSketch(bad.a, bad.bins)
 		assert.Error(t, err, "%v", bad)
 	}
