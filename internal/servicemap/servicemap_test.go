@@ -552,3 +552,31 @@ func TestInFlightEdgesCountAgainstTheBound(t *testing.T) {
 	m.Observe(Edge{Client: "agent", Server: "d", Latency: time.Millisecond})
 	assert.Equal(t, 1, m.Stats().Edges)
 }
+
+func TestMarkdownFailureDoesNotRecount(t *testing.T) {
+	dir := t.TempDir()
+	// A directory where the Markdown goes: its rename fails after the JSON
+	// one succeeded.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "service_map.md"), 0o750))
+	m := newTestMap(t, dir, Options{})
+	e := Edge{Client: "agent", Server: "model", Latency: time.Second}
+	m.Observe(e)
+	err := m.Flush()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "service_map.md")
+	assert.Equal(t, Stats{Flushes: 1, FlushErrors: 1}, m.Stats(), "the JSON holds the delta: it is not kept")
+	assert.Equal(t, expectedTable(t, []Edge{e}), tableState(readTable(t, dir)))
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "service_map.md")))
+	m.Observe(e)
+	require.NoError(t, m.Flush())
+	assert.Equal(t, expectedTable(t, []Edge{e, e}), tableState(readTable(t, dir)), "counted once each")
+	md, err := os.ReadFile(filepath.Join(dir, "service_map.md"))
+	require.NoError(t, err)
+	checkMarkdown(t, md, 1)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, en := range entries {
+		assert.NotContains(t, en.Name(), ".tmp-", "temporary files are removed on failure")
+	}
+}
