@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -367,4 +368,105 @@ func TestISOTimeMatchesTimeFormat(t *testing.T) {
 		want := `"` + time.Unix(0, int64(ns)).UTC().Format("2006-01-02T15:04:05.000000Z") + `"`
 		assert.Equal(t, want, string(appendISOTime(nil, ns)))
 	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "a", "\xff", "\"\\\n", "é😀", "\xed\xa0\x80", strings.Repeat("x\x00", 10)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := appendJSONString(nil, s)
+		if !json.Valid(out) || !utf8.Valid(out) || bytes.IndexByte(out, '\n') >= 0 {
+			t.Fatalf("%q -> %q", s, out)
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatal(err)
+		}
+		if utf8.ValidString(s) && back != s {
+			t.Fatalf("%q came back as %q", s, back)
+		}
+	})
+}
+
+// drawValue builds a random attribute value, nested up to depth.
+func drawValue(t *rapid.T, v pcommon.Value, depth int) {
+	kinds := 7
+	if depth == 0 {
+		kinds = 5
+	}
+	switch rapid.IntRange(0, kinds-1).Draw(t, "type") {
+	case 0:
+		v.SetStr(rapid.StringOf(rapid.RuneFrom(nil, unicode.Latin, unicode.Cc, unicode.Han)).Draw(t, "s") + string(rapid.SliceOf(rapid.Byte()).Draw(t, "raw")))
+	case 1:
+		v.SetBool(rapid.Bool().Draw(t, "b"))
+	case 2:
+		v.SetInt(rapid.Int64().Draw(t, "i"))
+	case 3:
+		v.SetDouble(rapid.Float64().Draw(t, "d"))
+	case 4:
+		v.SetEmptyBytes().FromRaw(rapid.SliceOf(rapid.Byte()).Draw(t, "bytes"))
+	case 5:
+		s := v.SetEmptySlice()
+		for n := rapid.IntRange(0, 3).Draw(t, "n"); n > 0; n-- {
+			drawValue(t, s.AppendEmpty(), depth-1)
+		}
+	case 6:
+		m := v.SetEmptyMap()
+		for n := rapid.IntRange(0, 3).Draw(t, "n"); n > 0; n-- {
+			drawValue(t, m.PutEmpty(rapid.String().Draw(t, "k")), depth-1)
+		}
+	}
+}
+
+// TestEncodersProperty: whatever a span holds, both encoders give one line
+// of valid UTF-8 JSON, and the OTLP/JSON line reads back with pdata.
+func TestEncodersProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		drawValue(t, rs.Resource().Attributes().PutEmpty(rapid.String().Draw(t, "rk")), 2)
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName(rapid.String().Draw(t, "scope"))
+		span := ss.Spans().AppendEmpty()
+		span.SetName(rapid.String().Draw(t, "name") + string(rapid.SliceOf(rapid.Byte()).Draw(t, "rawname")))
+		span.SetKind(ptrace.SpanKind(rapid.IntRange(0, 6).Draw(t, "kind")))
+		span.SetStartTimestamp(pcommon.Timestamp(rapid.Uint64().Draw(t, "start")))
+		span.Status().SetCode(ptrace.StatusCode(rapid.IntRange(0, 3).Draw(t, "status")))
+		span.Status().SetMessage(rapid.String().Draw(t, "msg"))
+		span.TraceState().FromRaw(rapid.String().Draw(t, "ts"))
+		for n := rapid.IntRange(0, 4).Draw(t, "attrs"); n > 0; n-- {
+			drawValue(t, span.Attributes().PutEmpty(rapid.String().Draw(t, "k")), 2)
+		}
+		ev := span.Events().AppendEmpty()
+		drawValue(t, ev.Attributes().PutEmpty("e"), 1)
+		l := span.Links().AppendEmpty()
+		drawValue(t, l.Attributes().PutEmpty("l"), 1)
+
+		res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
+		scope := appendConsoleScope(nil, ss.Scope())
+		for _, line := range [][]byte{
+			appendConsoleSpan(nil, span, res, scope),
+			append(appendOTLPSpan(nil, span), '\n'),
+		} {
+			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || !json.Valid(line) || !utf8.Valid(line) {
+				t.Fatalf("bad line %q", line)
+			}
+		}
+		var req []byte
+		req = append(req, `{"resourceSpans":[`...)
+		req = appendOTLPResourceOpen(req, rs.Resource())
+		req = appendOTLPScopeOpen(req, ss.Scope())
+		req = appendOTLPSpan(req, span)
+		req = appendOTLPScopeClose(req, ss.SchemaUrl())
+		req = appendOTLPResourceClose(req, rs.SchemaUrl())
+		req = append(req, ']', '}')
+		back, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(req)
+		if err != nil {
+			t.Fatalf("pdata cannot read %s: %v", req, err)
+		}
+		if back.SpanCount() != 1 || back.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Kind() != span.Kind() {
+			t.Fatalf("read back differently: %s", req)
+		}
+	})
 }
