@@ -96,6 +96,7 @@ type engine struct {
 	jobs  jobTable
 	roots rootTable
 	tids  tidCache
+	hexes map[pcommon.TraceID]string
 
 	now int64
 	r   *round
@@ -137,6 +138,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		},
 		roots: rootTable{m: make(map[tidKey]rootRef), max: cfg.Split.MaxTrackedRoots},
 		tids:  tidCache{m: make(map[tidKey]pcommon.TraceID), max: 1 << 16},
+		hexes: make(map[pcommon.TraceID]string),
 	}
 	for _, n := range cfg.JobSpanNames {
 		e.jobNames[n] = struct{}{}
@@ -858,7 +860,7 @@ func (e *engine) rewriteRollout(sp ptrace.Span, info *resInfo, rollout string, h
 		}
 	}
 	if !hasOrig {
-		attrs.PutStr(attrOriginalTraceID, traceHex(orig))
+		attrs.PutStr(attrOriginalTraceID, e.hexOf(orig))
 	}
 	sp.SetTraceID(e.tids.get(rolloutKey(info.run.id, orig), rollout))
 	if hs == nil {
@@ -878,6 +880,20 @@ func (e *engine) rewriteRollout(sp ptrace.Span, info *resInfo, rollout string, h
 		l.SetSpanID(hs.prev.span)
 		l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
 	}
+}
+
+// hexOf returns traceHex(id), memoized: every span of a job trace shares one
+// original trace id. The memo is cleared whole when it grows past its bound.
+func (e *engine) hexOf(id pcommon.TraceID) string {
+	if h, ok := e.hexes[id]; ok {
+		return h
+	}
+	if len(e.hexes) >= 1<<14 {
+		clear(e.hexes)
+	}
+	h := traceHex(id)
+	e.hexes[id] = h
+	return h
 }
 
 func traceHex(id pcommon.TraceID) string {

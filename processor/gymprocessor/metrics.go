@@ -37,11 +37,12 @@ type telemetry struct {
 	lateParents, duplicates, downstreamFailed, problems             metric.Int64Counter
 	pendingSpans, pendingBytes, indexEntries                        metric.Int64Gauge
 
-	promotedBy [3]metric.MeasurementOption
-	reasons    [numReasons]metric.MeasurementOption
-	problemOpt [numProblems]metric.MeasurementOption
-	cutJob     metric.MeasurementOption
-	cutParent  metric.MeasurementOption
+	// Option slices built once, so recording allocates nothing.
+	promotedBy [3][]metric.AddOption
+	reasons    [numReasons][]metric.AddOption
+	problemOpt [numProblems][]metric.AddOption
+	cutJob     []metric.AddOption
+	cutParent  []metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -72,30 +73,33 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.pendingSpans = gauge(metricPendingSpans, "Spans held undecided.", "{spans}")
 	t.pendingBytes = gauge(metricPendingBytes, "Estimated bytes of the spans held undecided.", "By")
 	t.indexEntries = gauge(metricIndexEntries, "Entries of the span index (held, emitted and awaited parents).", "{entries}")
+	opt := func(k, v string) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))}
+	}
 	for i, s := range []string{"direct", "downward", "upward"} {
-		t.promotedBy[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+		t.promotedBy[i] = opt("source", s)
 	}
 	for i, s := range reasonNames {
-		t.reasons[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", s)))
+		t.reasons[i] = opt("reason", s)
 	}
 	for i, s := range problemNames {
-		t.problemOpt[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("problem", s)))
+		t.problemOpt[i] = opt("problem", s)
 	}
-	t.cutJob = metric.WithAttributeSet(attribute.NewSet(attribute.String("link_type", linkTypeJob)))
-	t.cutParent = metric.WithAttributeSet(attribute.NewSet(attribute.String("link_type", linkTypeParent)))
+	t.cutJob = opt("link_type", linkTypeJob)
+	t.cutParent = opt("link_type", linkTypeParent)
 	return t, errors.Join(errs...)
 }
 
 // record turns a round's counts into metrics; called without the lock.
 func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauges) {
-	add := func(c metric.Int64Counter, v int64, opts ...metric.AddOption) {
+	add := func(c metric.Int64Counter, v int64, opts []metric.AddOption) {
 		if v != 0 {
 			c.Add(ctx, v, opts...)
 		}
 	}
-	add(t.received, r.received)
-	add(t.emitted, emitted)
-	add(t.passed, r.passed)
+	add(t.received, r.received, nil)
+	add(t.emitted, emitted, nil)
+	add(t.passed, r.passed, nil)
 	for i, v := range r.promoted {
 		add(t.promoted, v, t.promotedBy[i])
 	}
@@ -104,8 +108,8 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 	}
 	add(t.cut, r.cutJob, t.cutJob)
 	add(t.cut, r.cutParent, t.cutParent)
-	add(t.lateParents, r.lateParents)
-	add(t.duplicates, r.duplicates)
+	add(t.lateParents, r.lateParents, nil)
+	add(t.duplicates, r.duplicates, nil)
 	for i, v := range r.problems {
 		add(t.problems, v, t.problemOpt[i])
 	}
