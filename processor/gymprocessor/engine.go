@@ -777,6 +777,12 @@ func (e *engine) emit(n *node) {
 		n.waiting = false
 		n.parent.nWait--
 	}
+	if p := n.parent; p != nil && p.state == stAbsent {
+		// An awaited parent stays indexed for wait after its last child
+		// left, so that, arriving late, it still learns the rollouts below
+		// it and is counted late.
+		e.fifo.push(p, e.now)
+	}
 	e.fifo.push(n, e.now)
 }
 

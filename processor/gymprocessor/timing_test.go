@@ -199,3 +199,56 @@ func TestShutdownEmitsEverything(t *testing.T) {
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("late", "absent", "orchestrator")}))
 	require.Len(t, h.out(), 41)
 }
+
+// The orchestrator's HTTP POST arrives after the agent's POST /run settled:
+// within wait, POST /run keeps it as parent; after wait, POST /run was cut
+// and the parent is counted late.
+func TestParentArrivingAfterSettle(t *testing.T) {
+	spans := rolloutSpans("1-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
+	var agentAndServers, orchestrator []sdef
+	for _, s := range spans {
+		if s.proc == "orchestrator" {
+			orchestrator = append(orchestrator, s)
+		} else {
+			agentAndServers = append(agentAndServers, s)
+		}
+	}
+	orchestrator = append(orchestrator, jobSpan("job"))
+	find := func(out []normSpan, name, service string) normSpan {
+		for _, s := range out {
+			if s.Name == name && s.Service == service {
+				return s
+			}
+		}
+		t.Fatalf("no %s from %s", name, service)
+		return normSpan{}
+	}
+
+	for _, late := range []time.Duration{10 * time.Second, 40 * time.Second} {
+		cfg := testConfig()
+		h := newHarness(t, cfg)
+		h.consume(buildTraces(gymProcs, procOrder, agentAndServers))
+		h.tickAt(late)
+		h.consume(buildTraces(gymProcs, procOrder, orchestrator))
+		h.tickAt(cfg.Wait)
+		require.Zero(t, h.pending())
+		out := h.out()
+		require.Len(t, out, len(spans)+1)
+		run := find(out, "POST /run", "nemo-gym/simple_agent")
+		dispatch := find(out, "HTTP POST", "nemo-gym/orchestrator")
+		assert.Equal(t, "1-0", dispatch.Rollout)
+		assert.Empty(t, dispatch.ParentID)
+		if late < cfg.Wait {
+			assert.Equal(t, dispatch.SpanID, run.ParentID, "the parent arrived within wait: POST /run is not the root")
+			assert.Empty(t, run.Links)
+			assert.Zero(t, h.metricSum(metricLateParents))
+		} else {
+			assert.Empty(t, run.ParentID, "the parent had not arrived within wait: POST /run was cut")
+			require.Len(t, run.Links, 1)
+			assert.Equal(t, dispatch.SpanID, run.Links[0].SpanID)
+			assert.Equal(t, int64(1), h.metricSum(metricLateParents))
+		}
+		require.Len(t, dispatch.Links, 1)
+		assert.Equal(t, "job", dispatch.Links[0].Attributes[attrLinkType])
+	}
+}
