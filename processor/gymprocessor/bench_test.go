@@ -119,8 +119,8 @@ func (s *countingSink) ConsumeTraces(_ context.Context, td ptrace.Traces) error 
 }
 
 // BenchmarkDefaultPresetStream feeds the same realistic stream to the gym
-// processor (fake clock advanced 100ms per batch, so settle passes within
-// the stream) and to contrib groupbytrace (wait_duration 1s). Per span it
+// processor (fake clock advanced 100ms per batch, the timer ticking at its
+// real period, so settle passes within the stream) and to contrib groupbytrace (wait_duration 1s). Per span it
 // reports ingest throughput, CPU (all goroutines, until every span reached
 // the sink) and allocations; copy_only is the cost of preparing the batches,
 // included in both.
@@ -162,10 +162,14 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 		p, err := newGymProcessorWithClock(set, testConfig(), sink, clk)
 		require.NoError(b, err)
 		sink.target = int64(b.N * perIter)
+		batches := 0
+		period := tickPeriod(testConfig().Settle)
 		run(b, func(td ptrace.Traces) {
 			_ = p.ConsumeTraces(context.Background(), td)
-			clk.Advance(100 * time.Millisecond)
-			p.tick(context.Background())
+			clk.Advance(100 * time.Millisecond) // 10 batches/s of fake time
+			if batches++; time.Duration(batches)*100*time.Millisecond%period == 0 {
+				p.tick(context.Background()) // the timer's period, as in a collector
+			}
 		}, func(total int64) {
 			require.NoError(b, p.Shutdown(context.Background()))
 			require.Equal(b, total, sink.n.Load())

@@ -145,9 +145,18 @@ type outcome struct {
 // deadline pass and shuts down; it returns each input span's outcome by
 // test.idx and fails if any span is lost or duplicated.
 func runForest(t *rapid.T, batches []ptrace.Traces, n int) map[int64]outcome {
-	h := newHarness(t, testConfig())
+	return runForestWith(t, testConfig(), batches, n)
+}
+
+func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[int64]outcome {
+	h := newHarness(t, cfg)
 	for _, b := range batches {
 		require.NoError(t, h.p.ConsumeTraces(t.Context(), b))
+		h.p.mu.Lock()
+		spans, bytes := len(h.p.eng.heap), h.p.eng.pendingBytes
+		h.p.mu.Unlock()
+		require.LessOrEqual(t, spans, cfg.MaxPendingSpans)
+		require.LessOrEqual(t, bytes, cfg.MaxPendingBytes)
 		h.clock.Advance(time.Millisecond)
 	}
 	h.tickAt(3 * time.Hour)
@@ -201,6 +210,16 @@ func TestPropertyChaosNeverHangsNorLoses(t *testing.T) {
 		spans := genForest(t, true)
 		td := buildForest(spans)
 		runForest(t, drawPlan(t, td), len(spans))
+	})
+}
+
+func TestPropertyBoundsNeverExceededNothingLost(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		spans := genForest(t, rapid.Bool().Draw(t, "chaos"))
+		cfg := testConfig()
+		cfg.MaxPendingSpans = rapid.IntRange(1, 12).Draw(t, "maxSpans")
+		cfg.MaxPendingBytes = int64(rapid.IntRange(600, 6000).Draw(t, "maxBytes"))
+		runForestWith(t, cfg, drawPlan(t, buildForest(spans)), len(spans))
 	})
 }
 
