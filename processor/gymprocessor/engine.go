@@ -740,16 +740,17 @@ func (e *engine) enforceIndexBounds() {
 		}
 		e.fifo.pop()
 		n := f.n
-		if f.seq != n.fifoSeq || n.state == stPending {
+		if f.seq != n.fifoSeq || n.state == stPending || n.removed {
 			continue
 		}
 		if n.nWait > 0 {
 			e.fifo.push(n, e.now)
 			continue
 		}
-		if e.idx[n.key] == n {
-			delete(e.idx, n.key)
-		}
+		// A node not removed is the one its key maps to: a key gets a new
+		// node only after its old one was removed.
+		n.removed = true
+		delete(e.idx, n.key)
 	}
 }
 

@@ -77,6 +77,7 @@ type node struct {
 	settled bool // its settle deadline has passed
 	waiting bool // registered in parent.waiters
 	late    bool // a child left while this node was absent
+	removed bool // dropped from the index
 	nWait   int32
 }
 
