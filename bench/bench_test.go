@@ -149,7 +149,7 @@ func TestCountOutputOTLP(t *testing.T) {
 	expected := map[uint64]uint8{1: classDirect, 3: classDirect, 11: classDirect, 12: classDirect, 13: classDirect, 42: classDirect}
 	c, err = countOutput("A", dir, expected)
 	require.NoError(t, err)
-	assert.Equal(t, spanCount{Found: 5, Duplicates: 3, Unexpected: 1}, c)
+	assert.Equal(t, spanCount{Found: 5, FoundInRollout: 5, Duplicates: 3, Unexpected: 1}, c)
 }
 
 func TestParseStatCPU(t *testing.T) {
@@ -248,7 +248,7 @@ func TestBuildReplayPassesAreFresh(t *testing.T) {
 
 func TestTailerFollowsRotation(t *testing.T) {
 	dir := t.TempDir()
-	tl, err := startTailer(dir, "C", nil)
+	tl, err := startTailer(dir, "C")
 	require.NoError(t, err)
 	line := func(id uint64) string {
 		var b [8]byte

@@ -106,10 +106,11 @@ func outputFile(pipeline, name string) (string, bool) {
 
 // spanCount is what a full read of a run's output found.
 type spanCount struct {
-	Found      int // distinct span ids (expected ones when an expected set is given)
-	Duplicates int // span lines seen more than once
-	Synthetic  int // spans the gym processor synthesized (console only)
-	Unexpected int // ids not in the expected set (synthetic excluded)
+	Found          int // distinct span ids (expected ones when an expected set is given)
+	FoundInRollout int // of those, the ones the expected set places in a rollout
+	Duplicates     int // span lines seen more than once
+	Synthetic      int // spans the gym processor synthesized (console only)
+	Unexpected     int // ids not in the expected set (synthetic excluded)
 }
 
 // countOutput reads every span file in dir. With expected, Found counts the
@@ -153,8 +154,11 @@ func countOutput(pipeline, dir string, expected map[uint64]uint8) (spanCount, er
 						seen[id] = true
 						if expected == nil {
 							c.Found++
-						} else if _, ok := expected[id]; ok {
+						} else if cl, ok := expected[id]; ok {
 							c.Found++
+							if cl != classNone {
+								c.FoundInRollout++
+							}
 						} else {
 							c.Unexpected++
 						}

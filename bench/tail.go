@@ -32,14 +32,15 @@ type tailer struct {
 	files    map[string]*tailFile
 	cookies  map[uint32]*tailFile
 	err      error
-	expected map[uint64]uint8 // when set, only these ids are counted
 	buf      []byte
 
-	mu       sync.Mutex
-	seenAt   map[uint64]int64 // span id -> unix nanos first seen
-	distinct atomic.Int64
-	synth    atomic.Int64
-	last     atomic.Int64 // unix nanos of the last new span seen
+	mu        sync.Mutex
+	seenAt    map[uint64]int64 // span id -> unix nanos first seen
+	expected  map[uint64]uint8 // set by want
+	inRollout atomic.Int64     // ids seen that expected places in a rollout
+	distinct  atomic.Int64
+	synth     atomic.Int64
+	last      atomic.Int64 // unix nanos of the last new span seen
 }
 
 type tailFile struct {
@@ -48,7 +49,7 @@ type tailFile struct {
 	partial []byte
 }
 
-func startTailer(dir, pipeline string, expected map[uint64]uint8) (*tailer, error) {
+func startTailer(dir, pipeline string) (*tailer, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
@@ -59,7 +60,7 @@ func startTailer(dir, pipeline string, expected map[uint64]uint8) (*tailer, erro
 	}
 	t := &tailer{dir: dir, pipeline: pipeline, fd: fd, stop: make(chan struct{}), done: make(chan struct{}),
 		files: map[string]*tailFile{}, cookies: map[uint32]*tailFile{}, seenAt: map[uint64]int64{},
-		expected: expected, buf: make([]byte, 1<<20)}
+		buf: make([]byte, 1<<20)}
 	go t.loop()
 	return t, nil
 }
@@ -195,19 +196,32 @@ func (t *tailer) line(format string, line []byte, now int64) {
 			t.synth.Add(1)
 			return
 		}
-		if t.expected != nil {
-			if _, ok := t.expected[id]; !ok {
-				return
-			}
-		}
 		t.mu.Lock()
 		if _, ok := t.seenAt[id]; !ok {
 			t.seenAt[id] = now
 			t.distinct.Add(1)
 			t.last.Store(now)
+			if c, ok := t.expected[id]; ok && c != classNone {
+				t.inRollout.Add(1)
+			}
 		}
 		t.mu.Unlock()
 	})
+}
+
+// want tells the tailer which span ids the load sent and which of them are
+// in a rollout; from then on inRollout counts those seen.
+func (t *tailer) want(expected map[uint64]uint8) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.expected = expected
+	n := int64(0)
+	for id := range t.seenAt {
+		if c, ok := expected[id]; ok && c != classNone {
+			n++
+		}
+	}
+	t.inRollout.Store(n)
 }
 
 // close stops the tailer after a last read of every file and returns when
