@@ -276,6 +276,7 @@ func TestBinaryDiskFull(t *testing.T) {
 			failed = append(failed, td)
 		}
 	}
+	t.Logf("%d of %d batches failed while the disk was full", len(failed), len(batches))
 	require.NotEmpty(t, failed, "the disk filled up")
 	require.Less(t, len(failed), len(batches), "some batches fit")
 	require.NoError(t, os.Remove(filler))
