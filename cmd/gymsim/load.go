@@ -109,7 +109,9 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 
 	code := 0
 	created := truth.created.Load()
-	total, err := p.shutdown(ctx)
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	defer scancel()
+	total, err := p.shutdown(sctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "gymsim: %v\n", err)
 		code = 1
