@@ -58,7 +58,7 @@ func gymsimCases() []gymsimCase {
 		// POST /run http receive) still learn their rollout.
 		{
 			name: "rollouts_longer_than_wait", wait: "3s", settle: "500ms",
-			args:          []string{"--rollouts=12", "--concurrency=12", "--rollout-duration=5s", "--model-calls=5", "--protocol=http"},
+			args:          []string{"--rollouts=12", "--concurrency=12", "--rollout-duration=5s", "--model-calls=10", "--protocol=http"},
 			observability: true, job: true, httpClient: true, services: 4,
 		},
 	}
