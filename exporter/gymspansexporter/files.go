@@ -10,8 +10,10 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // openat(O_NOFOLLOW), must be a regular file with one link, and is appended
 // to under an exclusive flock:
 //
-//	flock(LOCK_EX) → the descriptor still names the file (else reopen) →
-//	cut a torn tail → rotate when over size (combined file only) →
+//	flock(LOCK_EX) → the file was not removed, and for the rotated combined
+//	file the name still leads to it (else reopen: another process rotated it)
+//	→ cut a torn tail (no read needed when the size is where our last append
+//	ended) → rotate when over size (combined file only) →
 //	writev(2) of the batch's lines (one call per 1024 buffers) → on error or
 //	short write, truncate back to the size before → unlock.
 //
@@ -71,6 +73,10 @@ type handle struct {
 	dirty   bool
 	retired bool // no longer in the cache; closed when refs drops to 0
 	elem    *list.Element
+	// ourEnd is the file size right after our last append (-1: unknown).
+	// When the file still has that size, its last byte is our newline and
+	// the torn-tail check needs no read.
+	ourEnd int64
 }
 
 // fileStore owns the capture-dir descriptor and the bounded handle cache.
@@ -218,7 +224,7 @@ func (s *fileStore) acquire(name string) (*handle, error) {
 		s.unreserveLocked()
 		return nil, err
 	}
-	h := &handle{name: name, fd: fd, refs: 1}
+	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1}
 	h.elem = s.lru.PushFront(h)
 	s.handles[name] = h
 	return h, nil
@@ -292,16 +298,23 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 	}
 	defer func() { _ = flock(h.fd, unix.LOCK_UN) }()
 
-	var st, cur unix.Stat_t
+	var st unix.Stat_t
 	if err := unix.Fstat(h.fd, &st); err != nil {
 		return false, fmt.Errorf("stat %q: %w", h.name, err)
 	}
-	if err := unix.Fstatat(s.dirFD, h.name, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil || cur.Ino != st.Ino || cur.Dev != st.Dev {
-		// Renamed away (rotation by another process) or removed.
-		return true, nil
+	if st.Nlink == 0 {
+		return true, nil // removed
+	}
+	if rot != nil {
+		// Only rotated files are renamed away (by any process sharing the
+		// dir); check that the name still leads to this file.
+		var cur unix.Stat_t
+		if err := unix.Fstatat(s.dirFD, h.name, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil || cur.Ino != st.Ino || cur.Dev != st.Dev {
+			return true, nil
+		}
 	}
 	size := st.Size
-	if size > 0 {
+	if size > 0 && size != h.ourEnd {
 		if size, err = s.cutTornTail(h, size); err != nil {
 			return false, err
 		}
@@ -330,9 +343,11 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 				// Leave no partial line; if this fails too, the next append cuts it.
 				_ = unix.Ftruncate(h.fd, size)
 			}
+			h.ourEnd = -1
 			return false, fmt.Errorf("write %q: %w", h.name, werr)
 		}
 	}
+	h.ourEnd = size + int64(written)
 	s.mu.Lock()
 	h.dirty = true
 	s.mu.Unlock()

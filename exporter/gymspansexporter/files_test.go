@@ -314,3 +314,18 @@ func TestManyLinesPerFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, data, "the first writev's lines were cut with the failed second")
 }
+
+// TestRemovedFileIsRecreated: a user removes a rollout's file while the
+// collector holds it open; the next batch goes to a new file by that name,
+// not into the unlinked one.
+func TestRemovedFileIsRecreated(t *testing.T) {
+	e, _ := newTestExporter(t, nil)
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 1, 3)))
+	path := filepath.Join(e.cfg.CaptureDir, "0-0.spans.jsonl")
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Remove(filepath.Join(e.cfg.CaptureDir, "spans.jsonl")))
+	require.NoError(t, e.pushTraces(context.Background(), gymTraces(2, 1, 3)))
+	assert.Len(t, readLines(t, path), 3)
+	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 3)
+}
