@@ -118,7 +118,7 @@ func TestLineSpansConsole(t *testing.T) {
 
 	c, err := countOutput("C", dir, nil)
 	require.NoError(t, err)
-	assert.Equal(t, spanCount{Found: 6, Synthetic: 1}, c)
+	assert.Equal(t, spanCount{Found: 6, Distinct: 6, Synthetic: 1}, c)
 
 	raw, err := os.ReadFile(filepath.Join(dir, "spans.jsonl"))
 	require.NoError(t, err)
@@ -144,12 +144,12 @@ func TestCountOutputOTLP(t *testing.T) {
 
 	c, err := countOutput("A", dir, nil)
 	require.NoError(t, err)
-	assert.Equal(t, spanCount{Found: 6, Duplicates: 3}, c)
+	assert.Equal(t, spanCount{Found: 6, Distinct: 6, Duplicates: 3}, c)
 
 	expected := map[uint64]uint8{1: classDirect, 3: classDirect, 11: classDirect, 12: classDirect, 13: classDirect, 42: classDirect}
 	c, err = countOutput("A", dir, expected)
 	require.NoError(t, err)
-	assert.Equal(t, spanCount{Found: 5, FoundInRollout: 5, Duplicates: 3, Unexpected: 1}, c)
+	assert.Equal(t, spanCount{Found: 5, FoundInRollout: 5, Distinct: 6, Duplicates: 3, Unexpected: 1}, c)
 }
 
 func TestParseStatCPU(t *testing.T) {

@@ -37,6 +37,32 @@ type harness struct {
 	results   []*runResult
 	notes     []string
 	profile   string // pprof -top output
+
+	loadStart, loadEnd string // /proc/loadavg
+}
+
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func intersect(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 func newHarness(ctx context.Context, o *options, stdout io.Writer) (*harness, error) {
@@ -96,7 +122,8 @@ func (h *harness) note(format string, args ...any) {
 type runResult struct {
 	Phase, Pipeline string
 	Rep             int
-	Spans           int     // spans the collector accepted (the loss check's reference)
+	Spans           int     // spans the collector's receiver accepted
+	Sent            int     // span ids the load says it sent (replay, gymsim's truth file), 0 when unknown
 	Load            float64 // seconds the load took
 	Drain           float64 // seconds from the load's end until every span was out
 	Drained         bool
@@ -138,10 +165,11 @@ func (h *harness) runAll(ctx context.Context) error {
 	phases := splitList(h.o.phases)
 	needReplay := false
 	for _, p := range phases {
-		if p == phaseReplay {
+		if p == phaseReplay || p == phasePaced {
 			needReplay = true
 		}
 	}
+	h.loadStart = loadavg()
 	if needReplay {
 		if err := h.prepareReplay(ctx); err != nil {
 			return err
@@ -154,8 +182,12 @@ func (h *harness) runAll(ctx context.Context) error {
 		if phase == phaseTelemetrygen && h.tgen == "" {
 			continue
 		}
-		for rep := 1; rep <= h.o.reps; rep++ {
-			for _, pl := range splitList(h.o.pipelines) {
+		reps, pipelines := h.o.reps, splitList(h.o.pipelines)
+		if phase == phasePaced {
+			reps, pipelines = h.o.pacedReps, intersect(pipelines, splitList(h.o.pacedPipelines))
+		}
+		for rep := 1; rep <= reps; rep++ {
+			for _, pl := range pipelines {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -168,6 +200,7 @@ func (h *harness) runAll(ctx context.Context) error {
 	if needReplay && h.o.profile && ctx.Err() == nil {
 		h.runProfile(ctx)
 	}
+	h.loadEnd = loadavg()
 	h.logf("bench: done in %s", time.Since(started).Round(time.Second))
 	return h.report()
 }
@@ -312,7 +345,7 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 
 	fileOutput := r.Pipeline != "D"
 	var expected map[uint64]uint8
-	if r.Phase == phaseReplay {
+	if r.Phase == phaseReplay || r.Phase == phasePaced {
 		expected = h.replay.class
 	}
 	var tl *tailer
@@ -361,15 +394,13 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	}
 	accepted := int(m[mAccepted])
 	r.Spans = accepted
-	if expected != nil {
-		r.Spans = len(expected)
-	}
 	// The drain waits for the spans in a rollout when the load knows them
 	// (a job span may be held by the gym processor until shutdown; the final
 	// count covers it), else for as many distinct spans as were accepted.
-	target := r.Spans
+	target := accepted
 	inRollout := 0
 	if expected != nil {
+		r.Sent = len(expected)
 		for _, c := range expected {
 			if c != classNone {
 				inRollout++
@@ -437,15 +468,21 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 			return err
 		}
 		r.Duplicates, r.Synthetic, r.Unexpected = c.Duplicates, c.Synthetic, c.Unexpected
-		r.Lost = r.Spans - c.Found
-		if r.Pipeline == "C'" && expected != nil {
-			r.Lost = inRollout - c.FoundInRollout
+		// Lost: accepted spans missing from the output, and spans the load
+		// says it sent (by id) that are not there; the larger of the two.
+		r.Lost = max(0, accepted-c.Distinct)
+		if expected != nil {
+			r.Lost = max(r.Lost, len(expected)-c.Found)
 		}
 		r.CountedBy = "span ids in the output files"
 		if r.Pipeline == "C'" {
+			// C' writes no span that is in no rollout: count those in one.
 			r.CountedBy = "span ids in the per-rollout files (C' writes no span that is in no rollout)"
+			if expected != nil {
+				r.Lost = max(0, inRollout-c.FoundInRollout)
+			}
 		}
-		if tl != nil && r.Phase == phaseReplay {
+		if tl != nil && (r.Phase == phaseReplay || r.Phase == phasePaced) {
 			r.Lat = latencies(tl.seen(), ld.sentAt, h.replay)
 		}
 	default:
@@ -477,8 +514,12 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) (*load, error) {
 	ld := &load{}
 	switch r.Phase {
-	case phaseReplay:
-		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, h.o.replayWorkers)
+	case phaseReplay, phasePaced:
+		rate := 0.0
+		if r.Phase == phasePaced {
+			rate = float64(h.o.pacedRate)
+		}
+		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, h.o.replayWorkers, rate)
 		if err != nil {
 			return nil, err
 		}
@@ -503,7 +544,7 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 		ld.expected = exp
 	case phaseTelemetrygen:
 		args := []string{"traces", "--otlp-insecure", "--otlp-endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC),
-			"--workers", strconv.Itoa(h.o.tgWorkers), "--rate", "0", "--traces", strconv.Itoa(h.o.tgTraces), "--child-spans", "9",
+			"--workers", strconv.Itoa(h.o.tgWorkers), "--rate", strconv.Itoa(h.o.tgRate), "--duration", h.o.tgDuration.String(), "--child-spans", "9",
 			"--service", "telemetrygen",
 			"--telemetry-attributes", fmt.Sprintf("nemo.gym.rollout.id=%q", fmt.Sprintf("tg-%d", r.Rep)),
 			"--otlp-attributes", fmt.Sprintf("nemo.run.id=%q", "bench-telemetrygen")}
@@ -620,7 +661,9 @@ func (h *harness) runProfile(ctx context.Context) {
 		return
 	}
 	var parts []string
-	for _, mode := range [][]string{{"-top", "-nodecount=25"}, {"-top", "-cum", "-nodecount=25"}} {
+	// Flat, then cumulative restricted to this project's frames and system
+	// calls (the receiver and exporterhelper frames above them say little).
+	for _, mode := range [][]string{{"-top", "-nodecount=20"}, {"-top", "-cum", "-nodecount=40", `-show=github.com/otelcol-gym|^syscall\.|unix\.`}} {
 		args := append([]string{"tool", "pprof"}, mode...)
 		args = append(args, h.collector, prof)
 		out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()

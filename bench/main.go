@@ -51,11 +51,15 @@ type options struct {
 	gymsimRollouts    int
 	gymsimConcurrency int
 	recordRollouts    int
-	tgTraces          int
+	tgRate            int
+	tgDuration        time.Duration
 	tgWorkers         int
 	replaySpans       int
 	replayWorkers     int
 	drainMax          time.Duration
+	pacedRate         int
+	pacedReps         int
+	pacedPipelines    string
 	profile           bool
 	profileSeconds    int
 }
@@ -70,7 +74,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.quick, "quick", false, "smoke run: one repetition and small loads (flags set explicitly still win)")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions; pipelines alternate within each")
-	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay", "phases to run, comma-separated")
+	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay,paced", "phases to run, comma-separated")
 	fs.StringVar(&o.pipelines, "pipelines", "A,B,C,C',D", "pipelines to run, comma-separated")
 	fs.StringVar(&o.collector, "collector", "bin/otelcol-gym", "otelcol-gym binary (relative to the repository root)")
 	fs.StringVar(&o.gymsim, "gymsim", "bin/gymsim", "gymsim binary (relative to the repository root)")
@@ -78,14 +82,18 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.build, "build", "missing", "build bin/otelcol-gym and bin/gymsim: missing, always or never")
 	fs.StringVar(&o.out, "out", "", "output directory (default bench/out/<UTC time>)")
 	fs.BoolVar(&o.keep, "keep", false, "keep each run's span files (default: deleted once counted)")
-	fs.IntVar(&o.gymsimRollouts, "gymsim-rollouts", 1500, "rollouts per gymsim run")
+	fs.IntVar(&o.gymsimRollouts, "gymsim-rollouts", 800, "rollouts per gymsim run")
 	fs.IntVar(&o.gymsimConcurrency, "gymsim-concurrency", 64, "gymsim --concurrency")
-	fs.IntVar(&o.recordRollouts, "record-rollouts", 2000, "rollouts of the recorded gymsim run the replay sends")
-	fs.IntVar(&o.tgTraces, "telemetrygen-traces", 2000, "telemetrygen --traces per worker (10 spans each)")
+	fs.IntVar(&o.recordRollouts, "record-rollouts", 1000, "rollouts of the recorded gymsim run the replay sends")
+	fs.IntVar(&o.tgRate, "telemetrygen-rate", 3500, "telemetrygen --rate: spans/s per worker (its SDK queue drops beyond ~7,000 spans/s in all)")
+	fs.DurationVar(&o.tgDuration, "telemetrygen-duration", 5*time.Second, "telemetrygen --duration")
 	fs.IntVar(&o.tgWorkers, "telemetrygen-workers", 2, "telemetrygen --workers")
 	fs.IntVar(&o.replaySpans, "replay-spans", 250000, "spans per replay run")
 	fs.IntVar(&o.replayWorkers, "replay-workers", 4, "concurrent replay senders")
 	fs.DurationVar(&o.drainMax, "drain-max", 20*time.Second, "longest wait for the output to complete after the load stops")
+	fs.IntVar(&o.pacedRate, "paced-rate", 20000, "spans/s of the paced replay phase (the RSS and latency target's load)")
+	fs.IntVar(&o.pacedReps, "paced-reps", 1, "repetitions of the paced replay phase")
+	fs.StringVar(&o.pacedPipelines, "paced-pipelines", "A,C,C'", "pipelines of the paced replay phase")
 	fs.BoolVar(&o.profile, "profile", true, "profile pipeline C under replay (pprof extension) after the measured runs")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
 	fs.IntVar(&gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS for the collectors (0: the Go default, all cores)")
@@ -106,7 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		def("reps", func() { o.reps = 1 })
 		def("gymsim-rollouts", func() { o.gymsimRollouts = 150 })
 		def("record-rollouts", func() { o.recordRollouts = 300 })
-		def("telemetrygen-traces", func() { o.tgTraces = 300 })
+		def("telemetrygen-duration", func() { o.tgDuration = 2 * time.Second })
 		def("replay-spans", func() { o.replaySpans = 20000 })
 		def("profile", func() { o.profile = false })
 		def("drain-max", func() { o.drainMax = 15 * time.Second })
@@ -116,8 +124,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	default:
 		return nil, fmt.Errorf("-build: %q is not missing, always or never", o.build)
 	}
-	if o.reps < 1 || o.replaySpans < 1 || o.replayWorkers < 1 || o.tgWorkers < 1 {
-		return nil, errors.New("-reps, -replay-spans, -replay-workers and -telemetrygen-workers must be positive")
+	if o.pacedRate < 1 || o.pacedReps < 1 {
+		return nil, errors.New("-paced-rate and -paced-reps must be positive")
+	}
+	if o.reps < 1 || o.replaySpans < 1 || o.replayWorkers < 1 || o.tgWorkers < 1 || o.tgRate < 1 || o.tgDuration <= 0 {
+		return nil, errors.New("-reps, -replay-spans, -replay-workers, -telemetrygen-workers, -telemetrygen-rate and -telemetrygen-duration must be positive")
 	}
 	for _, p := range splitList(o.pipelines) {
 		if _, ok := pipelineConfig[p]; !ok {
@@ -126,7 +137,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	for _, p := range splitList(o.phases) {
 		switch p {
-		case phaseGymsim, phaseTelemetrygen, phaseReplay:
+		case phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced:
 		default:
 			return nil, fmt.Errorf("-phases: unknown phase %q", p)
 		}
@@ -138,6 +149,7 @@ const (
 	phaseGymsim       = "gymsim"
 	phaseTelemetrygen = "telemetrygen"
 	phaseReplay       = "replay"
+	phasePaced        = "paced"
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.

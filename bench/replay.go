@@ -25,7 +25,10 @@ type replayResult struct {
 // with workers concurrent senders, as fast as the collector accepts them. A
 // refused request (429, 503: the memory_limiter or a full pipeline) is sent
 // again after a short back-off; anything else is an error.
-func replay(ctx context.Context, url string, rs *replaySet, workers int) (*replayResult, error) {
+//
+// With rate > 0 the sending is paced: a request goes no earlier than the time
+// at which the spans before it, sent at rate spans/s, would have gone.
+func replay(ctx context.Context, url string, rs *replaySet, workers int, rate float64) (*replayResult, error) {
 	tr := &http.Transport{MaxIdleConns: workers, MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers,
 		DisableCompression: true, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
@@ -38,6 +41,15 @@ func replay(ctx context.Context, url string, rs *replaySet, workers int) (*repla
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	var due []time.Duration
+	if rate > 0 {
+		due = make([]time.Duration, len(rs.bodies))
+		cum := 0
+		for i, n := range rs.spans {
+			due[i] = time.Duration(float64(cum) / rate * float64(time.Second))
+			cum += n
+		}
+	}
 	res.start = time.Now()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -47,6 +59,15 @@ func replay(ctx context.Context, url string, rs *replaySet, workers int) (*repla
 				i := int(next.Add(1) - 1)
 				if i >= len(rs.bodies) || ctx.Err() != nil {
 					return
+				}
+				if due != nil {
+					if d := time.Until(res.start.Add(due[i])); d > 0 {
+						select {
+						case <-time.After(d): // pacing the load
+						case <-ctx.Done():
+							return
+						}
+					}
 				}
 				backoff := 5 * time.Millisecond
 				for {

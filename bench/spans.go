@@ -108,6 +108,7 @@ func outputFile(pipeline, name string) (string, bool) {
 type spanCount struct {
 	Found          int // distinct span ids (expected ones when an expected set is given)
 	FoundInRollout int // of those, the ones the expected set places in a rollout
+	Distinct       int // distinct non-synthetic span ids, expected or not
 	Duplicates     int // span lines seen more than once
 	Synthetic      int // spans the gym processor synthesized (console only)
 	Unexpected     int // ids not in the expected set (synthetic excluded)
@@ -152,6 +153,7 @@ func countOutput(pipeline, dir string, expected map[uint64]uint8) (spanCount, er
 						c.Duplicates++
 					default:
 						seen[id] = true
+						c.Distinct++
 						if expected == nil {
 							c.Found++
 						} else if cl, ok := expected[id]; ok {
