@@ -96,6 +96,12 @@ func (s *otlpSink) spans() map[string]received {
 
 // runGymsim runs the test binary as gymsim with args into a fresh sink.
 func runGymsim(t *testing.T, args ...string) (*otlpSink, []truthLine, string) {
+	sink, truth, out, _ := runGymsimIn(t, args...)
+	return sink, truth, out
+}
+
+// runGymsimIn is runGymsim that also returns the capture dir.
+func runGymsimIn(t *testing.T, args ...string) (*otlpSink, []truthLine, string, string) {
 	t.Helper()
 	sink := &otlpSink{}
 	srv := httptest.NewServer(sink)
@@ -121,14 +127,14 @@ func runGymsim(t *testing.T, args ...string) (*otlpSink, []truthLine, string) {
 		truth = append(truth, l)
 	}
 	require.NoError(t, sc.Err())
-	return sink, truth, string(out)
+	return sink, truth, string(out), filepath.Join(dir, "captures")
 }
 
 // TestTruthMatchesExport: every span exported is in the truth exactly once
 // with its name, kind, service and trace, and each rollout has the spans
 // the reference's trace shape gives it, from all four processes.
 func TestTruthMatchesExport(t *testing.T) {
-	sink, truth, out := runGymsim(t, "--rollouts=6", "--concurrency=3", "--preset=all", "--retry-rate=0", "--error-rate=0")
+	sink, truth, out, captures := runGymsimIn(t, "--rollouts=6", "--concurrency=3", "--preset=all", "--retry-rate=0", "--error-rate=0", "--model-calls=3")
 	got := sink.spans()
 	require.Equal(t, len(truth), len(got), "spans in the truth vs exported\n%s", out)
 	byRollout := map[string]map[string]int{} // rollout → name → count
@@ -157,16 +163,29 @@ func TestTruthMatchesExport(t *testing.T) {
 			continue
 		}
 		assert.Len(t, services[r], 4, "services of %s", r)
-		// 7 calls (run, agent loop, 2 model, 1 tool, verify): a CLIENT, a SERVER,
+		// 8 calls (run, agent loop, 3 model, 1 tool, verify): a CLIENT, a SERVER,
 		// its http receive and two http send each.
 		want := map[string]int{
-			"HTTP POST": 6, "POST /run": 1, "POST /run http receive": 1, "POST /run http send": 2,
+			"HTTP POST": 7, "POST /run": 1, "POST /run http receive": 1, "POST /run http send": 2,
 			"POST /ng-rollout/{rollout_id}/v1/responses": 1, "POST /ng-rollout/{rollout_id}/v1/responses http receive": 1,
 			"POST /ng-rollout/{rollout_id}/v1/responses http send": 2,
-			"POST": 4, "POST http receive": 4, "POST http send": 8,
-			"gym.rollout": 1, "gym.agent.responses": 1, "gym.model.responses": 2, "gym.verify": 1, "gym.tool_call": 1,
+			"POST": 5, "POST http receive": 5, "POST http send": 10,
+			"gym.rollout": 1, "gym.agent.responses": 1, "gym.model.responses": 3, "gym.verify": 1, "gym.tool_call": 1,
 		}
 		assert.Equal(t, want, names, "spans of rollout %s", r)
+		// One capture line per model call, Gym's keys, no trace ids.
+		b, err := os.ReadFile(filepath.Join(captures, r+".capture.jsonl"))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		assert.Len(t, lines, 3, "capture lines of %s", r)
+		for _, line := range lines {
+			var c map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &c))
+			for _, k := range []string{"model_call_id", "dialect", "model_ref", "started_at", "completed_at", "latency_ms", "status_code", "error_category", "request", "response"} {
+				assert.Contains(t, c, k)
+			}
+			assert.NotContains(t, line, "trace_id")
+		}
 	}
 }
 
