@@ -171,6 +171,7 @@ func TestTruthMatchesExport(t *testing.T) {
 			"POST /ng-rollout/{rollout_id}/v1/responses http send": 2,
 			"POST": 5, "POST http receive": 5, "POST http send": 10,
 			"gym.rollout": 1, "gym.agent.responses": 1, "gym.model.responses": 3, "gym.verify": 1, "gym.tool_call": 1,
+			"gym.sandbox.exec": 1,
 		}
 		assert.Equal(t, want, names, "spans of rollout %s", r)
 		// One capture line per model call, Gym's keys, no trace ids.

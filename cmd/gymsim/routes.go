@@ -173,10 +173,15 @@ func (g *gymServer) verify(ctx context.Context, rollout string, _ *simRequest) (
 	return http.StatusOK, map[string]any{"reward": 1.0}, nil
 }
 
-// toolCall is a resources-server tool route, gym.tool_call around it.
+// toolCall is a resources-server tool route, gym.tool_call around it and
+// the tool's sandbox command in gym.sandbox.exec (which, as in Gym, carries
+// no rollout id of its own).
 func (g *gymServer) toolCall(ctx context.Context, rollout string, _ *simRequest) (int, any, error) {
-	_, span := g.m.startManaged(ctx, groupToolCall, "gym.tool_call", rollout,
+	ctx, span := g.m.startManaged(ctx, groupToolCall, "gym.tool_call", rollout,
 		rolloutAttrs(rollout, attribute.String("nemo.gym.tool.name", toolName), g.nameAttr())...)
+	_, exec := g.m.startManaged(ctx, groupSandbox, "gym.sandbox.exec", rollout,
+		attribute.String("nemo.gym.sandbox.provider", "local"), attribute.Int("nemo.gym.sandbox.return_code", 0))
+	endSpan(exec, nil)
 	endSpan(span, nil)
 	return http.StatusOK, map[string]any{"output": "sunny"}, nil
 }
