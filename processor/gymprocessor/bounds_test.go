@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,4 +178,33 @@ func TestConcurrentConsumeTraces(t *testing.T) {
 	close(done)
 	require.NoError(t, h.p.Shutdown(context.Background()))
 	assert.Equal(t, total, sink.SpanCount(), "every span leaves exactly once, duplicates included")
+}
+
+// reentrantSink calls back into the processor from inside ConsumeTraces, as
+// a fan-out or a looping pipeline might; the processor must not hold its
+// lock while it calls next.
+type reentrantSink struct {
+	p    *gymProcessor
+	done atomic.Bool
+	more ptrace.Traces
+	consumertest.TracesSink
+}
+
+func (s *reentrantSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if s.done.CompareAndSwap(false, true) {
+		_ = s.p.ConsumeTraces(ctx, s.more)
+	}
+	return s.TracesSink.ConsumeTraces(ctx, td)
+}
+
+func TestNextIsCalledWithoutTheLock(t *testing.T) {
+	sink := &reentrantSink{more: buildTraces(gymProcs, procOrder, []sdef{
+		{id: "second", trace: "t2", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "2-0"}},
+	})}
+	h := newHarnessWithNext(t, testConfig(), sink)
+	sink.p = h.p
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{
+		{id: "first", trace: "t1", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
+	}))
+	assert.Equal(t, 2, sink.SpanCount())
 }
