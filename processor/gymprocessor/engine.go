@@ -359,7 +359,7 @@ func (e *engine) noteEvidence(info *resInfo) {
 		// Re-arm: its undecided spans now wait rollout_wait.
 		changed := false
 		for _, hs := range e.heap {
-			if hs.origin.info.proc == info.proc && hs.phase == phaseRelease {
+			if hs.origin.info.proc == info.proc && hs.phase == phaseRelease && hs.n.parent != nil {
 				if d := hs.arrival + e.rolloutWait; d > hs.deadline {
 					hs.deadline = d
 					changed = true
@@ -372,8 +372,12 @@ func (e *engine) noteEvidence(info *resInfo) {
 	}
 }
 
-func (e *engine) waitFor(info *resInfo) int64 {
-	if info.proc.evidence {
+// waitFor is how long an undecided span may wait: rollout_wait once its
+// process has shown evidence, else wait. A root waits wait in any case: its
+// descendants end before it, so nothing below it is still to come (startup
+// and health-check spans of a model server do not wait two hours).
+func (e *engine) waitFor(n *node, info *resInfo) int64 {
+	if info.proc.evidence && n.parent != nil {
 		return e.rolloutWait
 	}
 	return e.wait
@@ -680,7 +684,7 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		if e.settleDecision(n) {
 			return
 		}
-		e.setDeadline(hs, phaseRelease, hs.arrival+e.waitFor(hs.origin.info))
+		e.setDeadline(hs, phaseRelease, hs.arrival+e.waitFor(n, hs.origin.info))
 	case phaseCut:
 		e.resolveCut(n, true)
 	case phaseRelease:

@@ -95,19 +95,22 @@ func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
 		undecided("orch-orphan", "absent-1", "orchestrator"),
 		undecided("model-orphan", "absent-2", "model"),
 		undecided("agent-orphan", "absent-3", "agent"),
+		{id: "model-startup", trace: "t-startup", name: "GET /health", kind: ptrace.SpanKindServer, proc: "model", attrs: map[string]any{"http.target": "/health"}},
 	}))
-	require.Equal(t, 3, h.pending())
+	require.Equal(t, 4, h.pending())
 
 	h.tickAt(cfg.Wait - time.Millisecond)
-	require.Equal(t, 3, h.pending())
+	require.Equal(t, 4, h.pending())
 	h.tickAt(time.Millisecond)
+	// A root has nothing more to come below it: it waits wait even in a
+	// process with evidence.
 	// The orchestrator's and the agent's (no evidence yet) leave at wait, as
 	// they stood; the model's waits rollout_wait.
 	require.Equal(t, 1, h.pending())
 	out := h.out()
-	require.Len(t, out, 3)
+	require.Len(t, out, 4)
 	for _, s := range out {
-		if s.Name != "POST" {
+		if s.Name != "POST" && s.Name != "GET /health" {
 			assert.Empty(t, s.Rollout)
 			assert.Equal(t, traceIDOf("t-"+map[string]string{"nemo-gym/orchestrator": "orch-orphan", "nemo-gym/simple_agent": "agent-orphan"}[s.Service]).String(), s.TraceID)
 		}
@@ -116,7 +119,7 @@ func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
 	require.Equal(t, 1, h.pending())
 	h.tickAt(time.Millisecond)
 	require.Zero(t, h.pending())
-	assert.Equal(t, int64(3), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	assert.Equal(t, int64(4), h.metricSum(metricReleasedUndecided, "reason", "wait"))
 }
 
 // The agent's POST /run http receive ends when an hour-long rollout starts;
