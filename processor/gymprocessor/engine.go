@@ -200,7 +200,8 @@ func (e *engine) consume(td ptrace.Traces, now int64) *round {
 			}
 		}
 	}
-	e.curOrg = nil
+	// Drop references into td: it belongs to the next consumer now.
+	e.curOrg, e.curRS, e.curSS, e.curSpan, e.curInfo = nil, ptrace.ResourceSpans{}, ptrace.ScopeSpans{}, ptrace.Span{}, nil
 	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
 		return rs.ScopeSpans().Len() == 0
