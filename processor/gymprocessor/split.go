@@ -62,17 +62,31 @@ type tidKey struct{ k, rollout string }
 type tidCache struct {
 	m   map[tidKey]pcommon.TraceID
 	max int
+
+	// The last answer: spans of one rollout come in runs.
+	last    tidKey
+	lastID  pcommon.TraceID
+	hasLast bool
 }
 
 func (c *tidCache) get(k, rollout string) pcommon.TraceID {
-	key := tidKey{k, rollout}
-	if id, ok := c.m[key]; ok {
-		return id
+	if c.hasLast && c.last.rollout == rollout && c.last.k == k {
+		return c.lastID
 	}
+	key := tidKey{k, rollout}
+	id, ok := c.m[key]
+	if !ok {
+		id = c.compute(key)
+	}
+	c.last, c.lastID, c.hasLast = key, id, true
+	return id
+}
+
+func (c *tidCache) compute(key tidKey) pcommon.TraceID {
 	if len(c.m) >= c.max {
 		clear(c.m)
 	}
-	id := rolloutTraceID(k, rollout)
+	id := rolloutTraceID(key.k, key.rollout)
 	c.m[key] = id
 	return id
 }
