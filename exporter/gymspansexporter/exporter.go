@@ -185,6 +185,7 @@ type fileBatch struct {
 	lines int
 	spans []int32 // indexes into batch.refs
 	ok    bool
+	err   error // of the append
 	// OTLP/JSON assembly: the ResourceSpans and ScopeSpans open in buf.
 	rs, ss int32
 }
@@ -224,7 +225,7 @@ type batch struct {
 func (b *batch) reset() {
 	for _, fb := range b.files {
 		fb.segs, fb.spans = fb.segs[:0], fb.spans[:0]
-		fb.size, fb.lines, fb.ok = 0, 0, false
+		fb.size, fb.lines, fb.ok, fb.err = 0, 0, false, nil
 		b.free = append(b.free, fb)
 	}
 	b.files = b.files[:0]
@@ -498,21 +499,12 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 	}
 }
 
-// writeBatch appends every file's bytes and returns the spans that have a
-// line in a failed file.
-func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
-	var errs []error
-	var lines, bytes [3]int // by file kind
-	defer func() {
-		for i, kind := range fileKinds {
-			if lines[i] > 0 {
-				e.metrics.written(kind, lines[i], bytes[i])
-			}
-		}
-	}()
+// appendFiles appends every file's bytes, setting fb.err. (Appending
+// several files at once from goroutines was measured: it cost more CPU per
+// span and gave no steady gain in spans/s on two cores.)
+func (e *spansExporter) appendFiles(b *batch) {
 	for _, fb := range b.files {
 		if fb.size == 0 {
-			fb.ok = true
 			continue
 		}
 		var rot *rotation
@@ -523,22 +515,37 @@ func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
 		for _, sg := range fb.segs {
 			b.iovs = append(b.iovs, b.arena[sg.start:sg.end])
 		}
-		err := e.store.appendLines(fb.name, b.iovs, fb.size, rot)
+		fb.err = e.store.appendLines(fb.name, b.iovs, fb.size, rot)
+	}
+}
+
+// writeBatch appends every file's bytes and returns the spans that have a
+// line in a failed file.
+func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
+	e.appendFiles(b)
+	var errs []error
+	var lines, bytes [3]int // by file kind
+	for _, fb := range b.files {
 		switch {
-		case err == nil:
+		case fb.err == nil:
 			fb.ok = true
 			k := fileKindIndex(fb.kind)
 			lines[k] += fb.lines
 			bytes[k] += fb.size
-		case fb.kind == fileKindRollout && errors.Is(err, errUnsafeFile):
+		case fb.kind == fileKindRollout && errors.Is(fb.err, errUnsafeFile):
 			// A symlink or other planted file under a rollout's name: never
 			// write through it; the spans are in the combined file.
 			fb.ok = true
 			e.metrics.reject(rejectUnsafeFile, len(fb.spans))
-			e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(err))
+			e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(fb.err))
 		default:
 			e.metrics.writeFailed(fb.kind)
-			errs = append(errs, err)
+			errs = append(errs, fb.err)
+		}
+	}
+	for i, kind := range fileKinds {
+		if lines[i] > 0 {
+			e.metrics.written(kind, lines[i], bytes[i])
 		}
 	}
 	if len(errs) == 0 {

@@ -512,24 +512,27 @@ func (s *fileStore) flush() error {
 }
 
 func (s *fileStore) fsyncByName(n string) error {
+	// Descriptors inside the dir are only opened and closed under s.mu, so
+	// the bound holds at every instant.
 	s.mu.Lock()
 	s.reserveLocked()
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
+	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
 		s.unreserveLocked()
 		s.mu.Unlock()
-	}()
-	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil // rotated or removed; rotation fsynced it
-	}
-	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil // rotated or removed; rotation fsynced it
+		}
 		return fmt.Errorf("reopen %q for fsync: %w", n, err)
 	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return fmt.Errorf("fsync %q: %w", n, err)
+	s.mu.Unlock()
+	serr := unix.Fsync(fd)
+	s.mu.Lock()
+	_ = unix.Close(fd)
+	s.unreserveLocked()
+	s.mu.Unlock()
+	if serr != nil {
+		return fmt.Errorf("fsync %q: %w", n, serr)
 	}
 	return nil
 }

@@ -136,8 +136,12 @@ func TestOpenFilesBounded(t *testing.T) {
 		c.FlushInterval = 1e6 // 1ms
 	})
 	e.write = func(name string, fd int, p [][]byte) (int, error) {
-		n := countFDsInside(t, dir)
+		// The store opens and closes descriptors only under its lock:
+		// holding it gives a consistent count.
 		mu.Lock()
+		e.store.mu.Lock()
+		n := countFDsInside(t, dir)
+		e.store.mu.Unlock()
 		peak = max(peak, n)
 		mu.Unlock()
 		return defaultWrite(name, fd, p)
