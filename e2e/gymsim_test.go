@@ -371,18 +371,35 @@ func checkGymsimRun(t *testing.T, tc gymsimCase, run *gymsimRun) {
 		require.Nil(t, job, "no gym.job in this preset")
 	}
 
-	roots := map[string]outSpan{} // rollout → root
+	files := map[string][]outSpan{} // rollout → its file
 	rc := newRolloutChecks(t)
 	for _, r := range rollouts {
-		if root := checkRolloutFile(t, rc, tc, run, r, job); root.SpanID != "" {
-			roots[r] = root
-		}
+		files[r] = checkRolloutFile(t, rc, tc, run, r, job)
 	}
 	rc.report()
-	checkSynthetic(t, tc, run, synthetic, byID)
-	checkJobLinks(t, tc, job, roots)
-	checkRolloutsFile(t, tc, run, roots)
-	checkPreviousAttempts(t, roots)
+
+	// Each rollout's tree: one root, connected, cut from the job; the job's
+	// links; rollouts.jsonl; previous attempts. Without CLIENT spans the tree
+	// is whole only after the service-map repair of §4.4.
+	trees := func(t *testing.T) {
+		roots := map[string]outSpan{} // rollout → root
+		tcks := newRolloutChecks(t)
+		for _, r := range rollouts {
+			if root := checkRolloutTree(tcks, tc, r, files[r], job); root.SpanID != "" {
+				roots[r] = root
+			}
+		}
+		tcks.report()
+		checkSynthetic(t, tc, run, synthetic, byID)
+		checkJobLinks(t, tc, job, roots)
+		checkRolloutsFile(t, tc, run, roots)
+		checkPreviousAttempts(t, roots)
+	}
+	if tc.httpClient {
+		trees(t)
+	} else {
+		t.Run("service_map_repair", trees)
+	}
 	t.Run("service_map", func(t *testing.T) { checkPeerService(t, tc, run, byID) })
 	if !tc.observability {
 		// §4.2: a run with no evidence is passed through; nothing is a rollout.
@@ -421,9 +438,8 @@ func (c *rolloutChecks) report() {
 
 // checkRolloutFile checks <R>.spans.jsonl: exactly R's spans from all the
 // case's services, next to R's capture file, in one trace T' that is not the
-// job's, with exactly one root and every other span's parent in the file.
-// It returns the root.
-func checkRolloutFile(t *testing.T, c *rolloutChecks, tc gymsimCase, run *gymsimRun, r string, job *outSpan) outSpan {
+// job's. It returns the file's spans.
+func checkRolloutFile(t *testing.T, c *rolloutChecks, tc gymsimCase, run *gymsimRun, r string, job *outSpan) []outSpan {
 	t.Helper()
 	path := filepath.Join(run.dir, r+".spans.jsonl")
 	spans := readJSONLines[outSpan](t, path)
@@ -456,15 +472,28 @@ func checkRolloutFile(t *testing.T, c *rolloutChecks, tc gymsimCase, run *gymsim
 
 	tid := rolloutTraceID(gymsimRunID, r)
 	c.trace.check(job == nil || job.TraceID != tid, "rollout %s in the job's trace", r)
-	var roots []outSpan
 	for _, s := range spans {
 		c.trace.check(tid == s.TraceID, "span %s %q of %s in trace %s, want %s", s.SpanID, s.Name, r, s.TraceID, tid)
+	}
+	return spans
+}
+
+// checkRolloutTree checks that a rollout's spans form one tree: exactly one
+// root, the span that got the rollout upward, cut from gym.job with a link
+// to it when it had one, and every other span's parent in the file. It
+// returns the root.
+func checkRolloutTree(c *rolloutChecks, tc gymsimCase, r string, spans []outSpan, job *outSpan) outSpan {
+	got := map[string]bool{}
+	for _, s := range spans {
+		got[s.SpanID] = true
+	}
+	var roots []outSpan
+	for _, s := range spans {
 		if s.ParentSpanID == "" {
 			roots = append(roots, s)
 			continue
 		}
-		_, ok := got[s.ParentSpanID]
-		c.roots.check(ok, "rollout %s: parent %s of %s %q (%s) is not in the file", r, s.ParentSpanID, s.SpanID, s.Name, s.service())
+		c.roots.check(got[s.ParentSpanID], "rollout %s: parent %s of %s %q (%s) is not in the file", r, s.ParentSpanID, s.SpanID, s.Name, s.service())
 	}
 	var names []string
 	for _, s := range roots {
