@@ -248,6 +248,26 @@ func scrape(ctx context.Context, url string) (map[string]float64, error) {
 	return parseMetrics(resp.Body)
 }
 
+// saveMetrics keeps the collector's internal metrics at the end of a run
+// (best effort) for a look at the components' own counters.
+func saveMetrics(ctx context.Context, url, path string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil {
+		_ = os.WriteFile(path, raw, 0o640)
+	}
+}
+
 func parseMetrics(r io.Reader) (map[string]float64, error) {
 	out := map[string]float64{}
 	sc := bufio.NewScanner(r)

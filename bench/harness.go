@@ -126,7 +126,7 @@ type runResult struct {
 	Sent            int     // span ids the load says it sent (replay, gymsim's truth file), 0 when unknown
 	Load            float64 // seconds the load took
 	Drain           float64 // seconds from the load's end until every span was out
-	Drained         bool
+	Drained         bool    // false: the output was still incomplete -drain-max after the load
 	CPU             float64 // collector CPU seconds over load + drain
 	PeakRSS         int64   // bytes, VmHWM
 	Lost            int
@@ -138,6 +138,7 @@ type runResult struct {
 	Refused         float64
 	SendFailed      float64
 	Lat             map[string]latency // by class group: "known", "upward"
+	Timing          map[string]float64 // seconds the harness spent: start, stop, tail, count, cleanup
 	Err             string
 }
 
@@ -213,6 +214,13 @@ func (h *harness) logRun(r *runResult) {
 	}
 	if l, ok := r.Lat["upward"]; ok {
 		msg += fmt.Sprintf(", upward p50 %.2fs p99 %.2fs (n %d)", l.P50, l.P99, l.N)
+	}
+	if len(r.Timing) > 0 {
+		msg += fmt.Sprintf(" [harness: start %.1fs, stop %.1fs, tail %.1fs, count %.1fs, cleanup %.1fs]",
+			r.Timing["start"], r.Timing["stop"], r.Timing["tail"], r.Timing["count"], r.Timing["cleanup"])
+	}
+	if !r.Drained && r.Err == "" {
+		msg += fmt.Sprintf("; output still incomplete %s after the load (counted again after shutdown)", h.o.drainMax)
 	}
 	if r.Err != "" {
 		msg += "; ERROR: " + r.Err
@@ -332,10 +340,12 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	if err := renderConfig(pipelineConfig[r.Pipeline], p, cfg); err != nil {
 		return err
 	}
+	t0 := time.Now()
 	col, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
 	if err != nil {
 		return err
 	}
+	r.Timing = map[string]float64{"start": time.Since(t0).Seconds()}
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -450,20 +460,27 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		r.Refused = m[mRefused]
 		r.SendFailed = m[mSendFailed]
 	}
+	saveMetrics(ctx, col.metrics, filepath.Join(dir, "metrics.prom"))
 	if profDone != nil {
 		if err := <-profDone; err != nil {
 			h.note("profile: %v", err)
 		}
 	}
 	stopped = true
+	t0 = time.Now()
 	stopErr := col.stop()
+	r.Timing["stop"] = time.Since(t0).Seconds()
+	t0 = time.Now()
 	closeTailer()
 
 	// Count what is on disk now that the collector has exited (its shutdown
 	// flushes whatever was still pending).
 	switch {
 	case fileOutput:
+		r.Timing["tail"] = time.Since(t0).Seconds()
+		t0 = time.Now()
 		c, err := countOutput(r.Pipeline, outDir, expected)
+		r.Timing["count"] = time.Since(t0).Seconds()
 		if err != nil {
 			return err
 		}
@@ -499,13 +516,12 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		r.CountedBy = "receiver accepted_spans of the sink vs of the collector"
 	}
 	if !h.o.keep {
+		t0 = time.Now()
 		_ = os.RemoveAll(outDir)
+		r.Timing["cleanup"] = time.Since(t0).Seconds()
 	}
 	if stopErr != nil {
 		return fmt.Errorf("stopping the collector: %w", stopErr)
-	}
-	if !r.Drained {
-		return fmt.Errorf("output incomplete %s after the load stopped (counted again after shutdown)", h.o.drainMax)
 	}
 	return nil
 }
@@ -519,7 +535,11 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 		if r.Phase == phasePaced {
 			rate = float64(h.o.pacedRate)
 		}
-		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, h.o.replayWorkers, rate)
+		workers := h.o.replayWorkers
+		if r.Phase == phasePaced {
+			workers = h.o.pacedWorkers
+		}
+		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, workers, rate)
 		if err != nil {
 			return nil, err
 		}

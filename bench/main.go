@@ -59,6 +59,7 @@ type options struct {
 	drainMax          time.Duration
 	pacedRate         int
 	pacedReps         int
+	pacedWorkers      int
 	pacedPipelines    string
 	profile           bool
 	profileSeconds    int
@@ -82,17 +83,18 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.build, "build", "missing", "build bin/otelcol-gym and bin/gymsim: missing, always or never")
 	fs.StringVar(&o.out, "out", "", "output directory (default bench/out/<UTC time>)")
 	fs.BoolVar(&o.keep, "keep", false, "keep each run's span files (default: deleted once counted)")
-	fs.IntVar(&o.gymsimRollouts, "gymsim-rollouts", 800, "rollouts per gymsim run")
+	fs.IntVar(&o.gymsimRollouts, "gymsim-rollouts", 500, "rollouts per gymsim run")
 	fs.IntVar(&o.gymsimConcurrency, "gymsim-concurrency", 64, "gymsim --concurrency")
 	fs.IntVar(&o.recordRollouts, "record-rollouts", 1000, "rollouts of the recorded gymsim run the replay sends")
 	fs.IntVar(&o.tgRate, "telemetrygen-rate", 3500, "telemetrygen --rate: spans/s per worker (its SDK queue drops beyond ~7,000 spans/s in all)")
 	fs.DurationVar(&o.tgDuration, "telemetrygen-duration", 5*time.Second, "telemetrygen --duration")
 	fs.IntVar(&o.tgWorkers, "telemetrygen-workers", 2, "telemetrygen --workers")
-	fs.IntVar(&o.replaySpans, "replay-spans", 250000, "spans per replay run")
+	fs.IntVar(&o.replaySpans, "replay-spans", 150000, "spans per replay run")
 	fs.IntVar(&o.replayWorkers, "replay-workers", 4, "concurrent replay senders")
-	fs.DurationVar(&o.drainMax, "drain-max", 20*time.Second, "longest wait for the output to complete after the load stops")
+	fs.DurationVar(&o.drainMax, "drain-max", 12*time.Second, "longest wait for the output to complete after the load stops")
 	fs.IntVar(&o.pacedRate, "paced-rate", 20000, "spans/s of the paced replay phase (the RSS and latency target's load)")
 	fs.IntVar(&o.pacedReps, "paced-reps", 1, "repetitions of the paced replay phase")
+	fs.IntVar(&o.pacedWorkers, "paced-workers", 16, "concurrent senders of the paced replay phase (enough to keep the pace when a request is slow)")
 	fs.StringVar(&o.pacedPipelines, "paced-pipelines", "A,C,C'", "pipelines of the paced replay phase")
 	fs.BoolVar(&o.profile, "profile", true, "profile pipeline C under replay (pprof extension) after the measured runs")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
@@ -117,15 +119,14 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		def("telemetrygen-duration", func() { o.tgDuration = 2 * time.Second })
 		def("replay-spans", func() { o.replaySpans = 20000 })
 		def("profile", func() { o.profile = false })
-		def("drain-max", func() { o.drainMax = 15 * time.Second })
 	}
 	switch o.build {
 	case "missing", "always", "never":
 	default:
 		return nil, fmt.Errorf("-build: %q is not missing, always or never", o.build)
 	}
-	if o.pacedRate < 1 || o.pacedReps < 1 {
-		return nil, errors.New("-paced-rate and -paced-reps must be positive")
+	if o.pacedRate < 1 || o.pacedReps < 1 || o.pacedWorkers < 1 {
+		return nil, errors.New("-paced-rate, -paced-reps and -paced-workers must be positive")
 	}
 	if o.reps < 1 || o.replaySpans < 1 || o.replayWorkers < 1 || o.tgWorkers < 1 || o.tgRate < 1 || o.tgDuration <= 0 {
 		return nil, errors.New("-reps, -replay-spans, -replay-workers, -telemetrygen-workers, -telemetrygen-rate and -telemetrygen-duration must be positive")
