@@ -10,11 +10,15 @@ package main
 import (
 	"os"
 	"strings"
+	"testing"
 
 	"github.com/otelcol-gym/otelcol-gym/config"
 )
 
 func init() {
+	if testing.Testing() { // the package's own test binary has its own flags
+		return
+	}
 	os.Args = withDefaultConfig(os.Args, config.Standalone)
 }
 
