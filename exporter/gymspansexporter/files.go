@@ -31,10 +31,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,12 +53,29 @@ type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
 const iovMax = 1024
 
 func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
-	for {
-		n, err := unix.Writev(fd, iovs)
-		if err == unix.EINTR {
+	var scratch [iovMax]unix.Iovec
+	vec := scratch[:0]
+	for _, b := range iovs {
+		if len(b) == 0 {
 			continue
 		}
-		return n, err
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		vec = append(vec, v)
+	}
+	if len(vec) == 0 {
+		return 0, nil
+	}
+	for {
+		n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vec[0])), uintptr(len(vec)))
+		runtime.KeepAlive(iovs)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return int(n), nil
 	}
 }
 
