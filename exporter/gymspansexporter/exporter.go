@@ -120,6 +120,14 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
+	if e.cfg.ServiceMap.Enabled && len(e.observers) == 0 {
+		sm, err := newServiceMapObserver(e.cfg, e.logger)
+		if err != nil {
+			_ = store.close()
+			return fmt.Errorf("gymspans exporter: %w", err)
+		}
+		e.observers = append(e.observers, sm)
+	}
 	e.mu.Lock()
 	e.store = store
 	e.stop = make(chan struct{})
