@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -400,7 +401,10 @@ func checkGymsimRun(t *testing.T, tc gymsimCase, run *gymsimRun) {
 	} else {
 		t.Run("service_map_repair", trees)
 	}
-	t.Run("service_map", func(t *testing.T) { checkPeerService(t, tc, run, byID) })
+	t.Run("service_map", func(t *testing.T) {
+		checkPeerService(t, tc, run, byID)
+		checkServiceMapFile(t, run)
+	})
 	if !tc.observability {
 		// §4.2: a run with no evidence is passed through; nothing is a rollout.
 		matches, err := filepath.Glob(filepath.Join(run.dir, "*.capture.jsonl"))
@@ -687,6 +691,52 @@ func checkPeerService(t *testing.T, tc gymsimCase, run *gymsimRun, byID map[stri
 		peers.check(peer == srv.service() || peer == hostPort, "CLIENT %s to %s: peer.service %q, want %q (or %q)", s.SpanID, s.str("url.full"), peer, srv.service(), hostPort)
 	}
 	peers.report()
+}
+
+// checkServiceMapFile: service_map.json holds one edge per (client service,
+// server service) pair of the run, with a call for each CLIENT span whose
+// SERVER child is in another service (§5.1), and service_map.md draws them.
+func checkServiceMapFile(t *testing.T, run *gymsimRun) {
+	t.Helper()
+	want := map[string]uint64{}
+	byID := map[string]outSpan{}
+	for _, s := range run.combined {
+		byID[s.SpanID] = s
+	}
+	for _, s := range run.combined {
+		if s.Kind != "SpanKind.SERVER" {
+			continue
+		}
+		client, ok := byID[s.ParentSpanID]
+		if ok && client.Kind == "SpanKind.CLIENT" && client.service() != s.service() {
+			want[client.service()+" -> "+s.service()]++
+		}
+	}
+	var doc struct {
+		Edges []struct {
+			Run    string `json:"run"`
+			Client string `json:"client"`
+			Server string `json:"server"`
+			Calls  uint64 `json:"calls"`
+		} `json:"edges"`
+	}
+	b, err := os.ReadFile(filepath.Join(run.dir, "service_map.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &doc))
+	got := map[string]uint64{}
+	for _, e := range doc.Edges {
+		assert.Equal(t, gymsimRunID, e.Run, "run of edge %s -> %s", e.Client, e.Server)
+		got[e.Client+" -> "+e.Server] += e.Calls
+	}
+	assert.Equal(t, want, got, "service_map.json edges and calls")
+	md, err := os.ReadFile(filepath.Join(run.dir, "service_map.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "flowchart")
+	for edge := range want {
+		for _, svc := range strings.Split(edge, " -> ") {
+			assert.Contains(t, string(md), strconv.Quote(svc), "service_map.md names %s", svc)
+		}
+	}
 }
 
 // tally collects the failures of one check over many spans and reports how
