@@ -55,6 +55,16 @@ func BenchmarkExport(b *testing.B) {
 			cfg.ServiceMap.Enabled = false
 			return NewFactory(), cfg
 		}},
+		{"gymspans_otlp_json_no_combined", func(dir string) (exporter.Factory, component.Config) {
+			// The same output as fileexporter (each span once, OTLP/JSON),
+			// split per rollout: pipeline C' of the benchmark harness.
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.Format = formatOTLPJSON
+			cfg.CombinedFile = ""
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
 		{"fileexporter_json", func(dir string) (exporter.Factory, component.Config) {
 			f := fileexporter.NewFactory()
 			cfg := f.CreateDefaultConfig().(*fileexporter.Config)
