@@ -302,12 +302,13 @@ func (h *harness) runOne(ctx context.Context, phase, pipeline string, rep int, p
 	return r
 }
 
+// runDirName is a run's directory under <out>/<phase>.
+func runDirName(r *runResult) string {
+	return fmt.Sprintf("%s-%d", strings.ReplaceAll(r.Pipeline, "'", "prime"), r.Rep)
+}
+
 func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) error {
-	name := strings.ReplaceAll(r.Pipeline, "'", "prime")
-	if pprofPort > 0 {
-		name += "-profile"
-	}
-	dir := filepath.Join(h.out, r.Phase, fmt.Sprintf("%s-%d", name, r.Rep))
+	dir := filepath.Join(h.out, r.Phase, runDirName(r))
 	outDir := filepath.Join(dir, "out")
 	if err := os.MkdirAll(outDir, 0o750); err != nil {
 		return err
