@@ -51,6 +51,9 @@ type round struct {
 	released    [numReasons]int64
 	cutJob      int64
 	cutParent   int64
+	synthesized int64
+	synthMissed int64
+	peerSet     [numPeerSources]int64
 	problems    [numProblems]int64
 	noEvRuns    []string
 }
@@ -75,6 +78,7 @@ func (r *round) group(o *origin) ptrace.SpanSlice {
 type engine struct {
 	cfg      *Config
 	ev       *evidenceFinder
+	sm       *serviceMap
 	jobNames map[string]struct{}
 	split    bool
 
@@ -119,6 +123,7 @@ func newEngine(cfg *Config) (*engine, error) {
 	e := &engine{
 		cfg:          cfg,
 		ev:           ev,
+		sm:           newServiceMap(cfg),
 		jobNames:     make(map[string]struct{}, len(cfg.JobSpanNames)),
 		split:        cfg.Split.Enabled,
 		settle:       int64(cfg.Settle),
@@ -316,7 +321,7 @@ func (e *engine) resourceInfo(res pcommon.Resource) *resInfo {
 		proc = &procState{}
 		e.procs[pk] = proc
 	}
-	return &resInfo{run: run, proc: proc}
+	return &resInfo{run: run, proc: proc, service: e.sm.intern(service)}
 }
 
 // checkRuns turns a run that showed no evidence within wait into a
@@ -395,6 +400,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 	}
 	if info.run.passThrough {
 		r.passed++
+		e.repairUnindexed(sp, info)
 		return false
 	}
 	pid := sp.ParentSpanID()
@@ -433,6 +439,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 		n.parent = p
 	}
 	e.cur, e.curSpan, e.curInfo, e.curHeld = n, sp, info, false
+	e.noteArrival(sp, info, n)
 	_, isJob := e.jobNames[sp.Name()]
 	switch {
 	case ev != "":
@@ -479,6 +486,7 @@ func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, orig pcommon.Trace
 		e.r.promoted[h-howDirect]++
 		e.rewriteRollout(sp, info, rollout, nil)
 	}
+	e.repairUnindexed(sp, info)
 }
 
 func (e *engine) register(n *node) {
@@ -527,9 +535,12 @@ func (e *engine) decide(n *node, rollout string, h how) {
 	n.rollout = rollout
 	n.how = h
 	e.r.promoted[h-howDirect]++
-	if h == howUpward && e.split {
+	switch {
+	case h == howUpward && e.split:
 		e.resolveCut(n, false)
-	} else {
+	case e.wantsRolloutParent(n):
+		e.holdForRolloutParent(n)
+	default:
 		e.emit(n)
 	}
 	e.propagateUp(n)
@@ -690,6 +701,10 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		e.resolveCut(n, true)
 	case phaseRelease:
 		e.releaseNone(n, relReason)
+	case phaseSynth:
+		// R's gym.rollout never came: the SERVER span leaves as it stands.
+		e.r.synthMissed++
+		e.emit(n)
 	case phaseJob:
 		if !n.settled {
 			n.settled = true
@@ -717,6 +732,9 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 			e.resolveCut(n, true)
 		case phaseRelease:
 			e.releaseNone(n, reason)
+		case phaseSynth:
+			e.r.synthMissed++
+			e.emit(n)
 		case phaseJob:
 			e.emit(n)
 		}
@@ -770,6 +788,7 @@ func (e *engine) emit(n *node) {
 		dst := e.r.group(hs.origin).AppendEmpty()
 		hs.span.MoveTo(dst)
 		e.rewrite(dst, hs.origin.info, n, hs)
+		e.repairOnEmit(dst, hs.origin.info, n, hs)
 		if n.job {
 			e.dropJobWait(n)
 		} else {
@@ -777,6 +796,7 @@ func (e *engine) emit(n *node) {
 		}
 	} else if n == e.cur {
 		e.rewrite(e.curSpan, e.curInfo, n, nil)
+		e.repairOnEmit(e.curSpan, e.curInfo, n, nil)
 	}
 	n.state = stEmitted
 	if n.waiting {

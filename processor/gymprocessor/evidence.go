@@ -118,8 +118,9 @@ type runState struct {
 
 // resInfo is computed once per incoming ResourceSpans.
 type resInfo struct {
-	run  *runState
-	proc *procState
+	run     *runState
+	proc    *procState
+	service string // the span's service (service_attributes), interned
 }
 
 func resourceString(attrs pcommon.Map, key string) string {

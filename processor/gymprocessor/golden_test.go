@@ -65,7 +65,7 @@ func goldenInput(t *testing.T, name string) ptrace.Traces {
 }
 
 func goldenConfig(name string) *Config {
-	cfg := testConfig()
+	cfg := coreConfig()
 	if f, ok := goldenConfigs[name]; ok {
 		f(cfg)
 	}

@@ -57,6 +57,16 @@ func testConfig() *Config {
 	return createDefaultConfig().(*Config)
 }
 
+// coreConfig is the default config with the service-map repairs (§4.4)
+// off: the tests of §4.1–§4.3 and the golden cases of ../../testdata see
+// exactly those rewrites (peer.service depends on arrival order by design).
+func coreConfig() *Config {
+	cfg := testConfig()
+	cfg.ServiceMap.Enabled = false
+	cfg.ServiceMap.SynthesizeClientSpans = false
+	return cfg
+}
+
 // tb is what the harness needs of *testing.T, *testing.B and *rapid.T.
 type tb interface {
 	Errorf(format string, args ...any)
@@ -408,4 +418,25 @@ func (s *signalSink) Capabilities() consumer.Capabilities { return consumer.Capa
 func (s *signalSink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	s.ch <- td
 	return nil
+}
+
+// expectedSyntheticSpanID computes the span id SPEC §4.4 gives the CLIENT
+// span synthesized above SERVER span serverHex in trace traceHex,
+// independently of the processor: the first 8 bytes of
+// SHA-256("otelcol-gym/synthetic/v1" ‖ 0x00 ‖ 16 raw bytes of the trace id ‖
+// 8 raw bytes of the server span id), the last byte set to 1 if all are zero.
+func expectedSyntheticSpanID(traceHex, serverHex string) string {
+	t, err1 := hex.DecodeString(traceHex)
+	s, err2 := hex.DecodeString(serverHex)
+	if err1 != nil || err2 != nil || len(t) != 16 || len(s) != 8 {
+		panic(fmt.Sprintf("bad ids %q %q", traceHex, serverHex))
+	}
+	buf := append([]byte("otelcol-gym/synthetic/v1\x00"), t...)
+	buf = append(buf, s...)
+	sum := sha256.Sum256(buf)
+	id := sum[:8]
+	if hex.EncodeToString(id) == "0000000000000000" {
+		id[7] = 1
+	}
+	return hex.EncodeToString(id)
 }

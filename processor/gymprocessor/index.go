@@ -79,6 +79,8 @@ type node struct {
 	late    bool // a child left while this node was absent
 	removed bool // dropped from the index
 	nWait   int32
+	peerSvc string  // §4.4: service of the first SERVER child seen
+	org     *origin // §4.4: resource and scope of an arrived INTERNAL span (a possible embedder parent)
 }
 
 // contribution is what this node tells its parent about the rollouts below:

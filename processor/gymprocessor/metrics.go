@@ -23,6 +23,8 @@ const (
 	metricReleasedUndecided = "otelcol_processor_gym_spans_released_undecided"
 	metricRootsCut          = "otelcol_processor_gym_roots_cut"
 	metricSynthesized       = "otelcol_processor_gym_spans_synthesized"
+	metricSynthesisMissed   = "otelcol_processor_gym_synthesis_missed"
+	metricPeerServiceSet    = "otelcol_processor_gym_peer_service_set"
 	metricPendingSpans      = "otelcol_processor_gym_pending_spans"
 	metricPendingBytes      = "otelcol_processor_gym_pending_bytes"
 	metricIndexEntries      = "otelcol_processor_gym_index_entries"
@@ -35,12 +37,14 @@ const (
 type telemetry struct {
 	received, emitted, passed, promoted, released, cut, synthesized metric.Int64Counter
 	lateParents, duplicates, downstreamFailed, problems             metric.Int64Counter
+	synthMissed, peerSet                                            metric.Int64Counter
 	pendingSpans, pendingBytes, indexEntries                        metric.Int64Gauge
 
 	// Option slices built once, so recording allocates nothing.
 	promotedBy [3][]metric.AddOption
 	reasons    [numReasons][]metric.AddOption
 	problemOpt [numProblems][]metric.AddOption
+	peerSource [numPeerSources][]metric.AddOption
 	cutJob     []metric.AddOption
 	cutParent  []metric.AddOption
 }
@@ -66,6 +70,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait, conflict, bound, shutdown, no_evidence).")
 	t.cut = counter(metricRootsCut, "Rollout roots cut from their parent, by link type (job, parent).")
 	t.synthesized = counter(metricSynthesized, "CLIENT spans synthesized for the service map.")
+	t.synthMissed = counter(metricSynthesisMissed, "Parentless SERVER spans with rollout evidence that left without a synthesized CLIENT parent: their rollout's gym.rollout did not come within rollout_wait.")
+	t.peerSet = counter(metricPeerServiceSet, "CLIENT spans given peer.service, by source (child, configured, learned, address).")
 	t.lateParents = counter(metricLateParents, "Spans that arrived after a child of theirs had to leave without them.")
 	t.duplicates = counter(metricDuplicateSpans, "Spans whose (trace id, span id) was already indexed; passed on unindexed.")
 	t.downstreamFailed = counter(metricDownstreamFailed, "Spans the next consumer refused.")
@@ -84,6 +90,9 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	}
 	for i, s := range problemNames {
 		t.problemOpt[i] = opt("problem", s)
+	}
+	for i, s := range peerSourceNames {
+		t.peerSource[i] = opt("source", s)
 	}
 	t.cutJob = opt("link_type", linkTypeJob)
 	t.cutParent = opt("link_type", linkTypeParent)
@@ -108,6 +117,11 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 	}
 	add(t.cut, r.cutJob, t.cutJob)
 	add(t.cut, r.cutParent, t.cutParent)
+	add(t.synthesized, r.synthesized, nil)
+	add(t.synthMissed, r.synthMissed, nil)
+	for i, v := range r.peerSet {
+		add(t.peerSet, v, t.peerSource[i])
+	}
 	add(t.lateParents, r.lateParents, nil)
 	add(t.duplicates, r.duplicates, nil)
 	for i, v := range r.problems {

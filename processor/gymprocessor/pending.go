@@ -33,6 +33,7 @@ const (
 	phaseSettle  = iota // undecided, settle not yet passed
 	phaseCut            // decided upward, waiting to know whether its parent is in its rollout
 	phaseRelease        // undecided after settle: waits for wait / rollout_wait
+	phaseSynth          // parentless SERVER span waiting for its rollout's gym.rollout (§4.4)
 	phaseJob            // job span waiting for its trace's pending spans
 )
 
@@ -51,6 +52,7 @@ type heldSpan struct {
 	cutType  string
 	prev     rootRef
 	hasPrev  bool
+	synth    *rolloutSpanRef // §4.4: gym.rollout to synthesize a CLIENT parent below
 }
 
 // pendingHeap orders held spans by deadline, then arrival sequence.

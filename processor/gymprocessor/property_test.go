@@ -28,6 +28,10 @@ type genSpan struct {
 	zeroID   bool
 	dupOf    int // -1: own id
 	selfPar  bool
+	// rolloutSpan names the span gym.rollout: the first INTERNAL span with
+	// the rollout attribute of each rollout (SPEC §4.4 hangs synthesized
+	// CLIENT spans below it).
+	rolloutSpan bool
 }
 
 var propRollouts = []string{"1-0", "2-0", "2-0-a1", "3-1"}
@@ -71,6 +75,13 @@ func genForest(t *rapid.T, chaos bool) []genSpan {
 		}
 		spans[i] = s
 	}
+	named := map[string]bool{}
+	for i, s := range spans {
+		if s.evidence == 1 && s.kind == ptrace.SpanKindInternal && !named[s.rollout] {
+			named[s.rollout] = true
+			spans[i].rolloutSpan = true
+		}
+	}
 	return spans
 }
 
@@ -102,6 +113,9 @@ func buildForest(spans []genSpan) ptrace.Traces {
 		s.SetName(fmt.Sprintf("span-%d", i))
 		if g.job {
 			s.SetName("gym.job")
+		}
+		if g.rolloutSpan {
+			s.SetName(gymRolloutSpanName)
 		}
 		s.SetKind(g.kind)
 		s.SetTraceID(traceIDOf(fmt.Sprintf("t%d", g.trace)))
@@ -143,7 +157,12 @@ type outcome struct {
 
 // runForest feeds batches 1ms apart (all within settle), lets every
 // deadline pass and shuts down; it returns each input span's outcome by
-// test.idx and fails if any span is lost or duplicated.
+// test.idx and fails if any span is lost or duplicated. The output holds
+// every input span once plus the synthesized CLIENT spans of §4.4: each at
+// the id of the formula, the parent of exactly one SERVER span of its trace,
+// as many as spans_synthesized counts. An outcome's parent looks through a
+// synthesized span (whether an embedder's INTERNAL parent had arrived when
+// its SERVER child left is arrival-dependent by SPEC; the tree is not).
 func runForest(t *rapid.T, batches []ptrace.Traces, n int) map[int64]outcome {
 	return runForestWith(t, testConfig(), batches, n)
 }
@@ -162,6 +181,14 @@ func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[
 	h.tickAt(3 * time.Hour)
 	require.NoError(t, h.p.Shutdown(t.Context()))
 	got := map[int64]outcome{}
+	type synthSpan struct {
+		trace, parent    string
+		count, children int
+	}
+	synth := map[string]*synthSpan{}
+	nSynth := 0
+	type childOf struct{ trace, span, parent string }
+	var servers []childOf
 	for _, td := range h.sink.AllTraces() {
 		rss := td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
@@ -170,6 +197,22 @@ func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[
 				spans := sss.At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
 					s := spans.At(k)
+					if isSynthetic(s.Attributes()) {
+						require.Equal(t, ptrace.SpanKindClient, s.Kind())
+						// Two SERVER spans with one span id (chaos forests)
+						// in one trace get one synthesized id twice.
+						ss := synth[s.SpanID().String()]
+						if ss == nil {
+							ss = &synthSpan{trace: s.TraceID().String(), parent: s.ParentSpanID().String()}
+							synth[s.SpanID().String()] = ss
+						}
+						ss.count++
+						nSynth++
+						continue
+					}
+					if s.Kind() == ptrace.SpanKindServer {
+						servers = append(servers, childOf{s.TraceID().String(), s.SpanID().String(), s.ParentSpanID().String()})
+					}
 					v, ok := s.Attributes().Get(idxAttr)
 					require.True(t, ok)
 					_, dup := got[v.Int()]
@@ -190,6 +233,26 @@ func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[
 		}
 	}
 	require.Len(t, got, n, "every input span leaves exactly once")
+	for _, c := range servers {
+		ss := synth[c.parent]
+		if ss == nil {
+			continue
+		}
+		ss.children++
+		require.Equal(t, ss.trace, c.trace, "a synthesized span is in its SERVER child's trace")
+		require.Equal(t, expectedSyntheticSpanID(c.trace, c.span), c.parent, "synthesized span id")
+	}
+	for id, ss := range synth {
+		require.Equal(t, ss.count, ss.children, "synthesized span %s is the parent of exactly one SERVER span", id)
+	}
+	require.Equal(t, int64(nSynth), h.metricSum(metricSynthesized), "spans_synthesized")
+	require.Equal(t, int64(n+nSynth), h.metricSum(metricSpansEmitted), "out = in + synthesized")
+	for i, o := range got {
+		if ss := synth[o.parent]; ss != nil {
+			o.parent = ss.parent
+			got[i] = o
+		}
+	}
 	return got
 }
 

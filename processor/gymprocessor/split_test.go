@@ -22,7 +22,7 @@ func TestRolloutTraceIDFormulaOnGoldenOutputs(t *testing.T) {
 			inTrace := map[pcommon.SpanID]pcommon.TraceID{}
 			forEachSpan(input, func(_ pcommon.Resource, s ptrace.Span) { inTrace[s.SpanID()] = s.TraceID() })
 
-			h := newHarness(t, testConfig())
+			h := newHarness(t, coreConfig())
 			h.consume(copyTraces(input))
 			h.shutdown()
 			checked := 0

@@ -25,7 +25,7 @@ func names(ns []normSpan) []string {
 }
 
 func TestKnownRolloutLeavesInTheSameCall(t *testing.T) {
-	h := newHarness(t, testConfig())
+	h := newHarness(t, coreConfig())
 	td := buildTraces(gymProcs, procOrder, []sdef{
 		{id: "g", parent: "run", trace: "t", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "0-0"}},
 		{id: "m", trace: "t2", name: "POST", kind: ptrace.SpanKindServer, proc: "model", attrs: map[string]any{"http.target": "/ng-rollout/0-0/v1/responses"}},
@@ -87,7 +87,7 @@ func undecided(id, parent, proc string) sdef {
 }
 
 func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
-	cfg := testConfig()
+	cfg := coreConfig()
 	h := newHarness(t, cfg)
 	// The model process shows evidence; the orchestrator never does.
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{
@@ -151,7 +151,7 @@ func TestEvidenceLaterRearmsAndLongRolloutResolves(t *testing.T) {
 }
 
 func TestRunWithoutEvidencePassesThrough(t *testing.T) {
-	cfg := testConfig()
+	cfg := coreConfig()
 	h := newHarness(t, cfg)
 	input := readTraces(t, filepath.Join(goldenDir, "observability_off", "input.json"))
 	want := normalize([]ptrace.Traces{input})

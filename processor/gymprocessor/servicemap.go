@@ -1,0 +1,464 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"crypto/sha256"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Service-map repair (SPEC §4.4): peer.service on CLIENT spans, and
+// synthesized CLIENT parents for SERVER spans that have none in their
+// caller's service.
+
+const (
+	attrPeerService = "peer.service"
+	attrSynthetic   = "nemo.gym.synthetic"
+	attrHTTPMethod  = "http.request.method"
+
+	syntheticSpanDomain = "otelcol-gym/synthetic/v1"
+
+	// gymRolloutSpanName is the agent's span around /run; a synthesized CLIENT
+	// span of a parentless SERVER span of rollout R hangs below R's.
+	gymRolloutSpanName = "gym.rollout"
+
+	// maxLearnedPeers bounds the host:port → service map learned from SERVER
+	// spans; it is cleared whole when full (the configured peers stay).
+	maxLearnedPeers = 4096
+)
+
+// Sources of peer.service (metric attribute "source").
+const (
+	peerFromChild      = iota // the CLIENT span's SERVER child, already seen
+	peerFromConfigured        // service_map.peers
+	peerFromLearned           // host:port learned from SERVER spans
+	peerFromAddress           // the host:port the CLIENT span called
+	numPeerSources
+)
+
+var peerSourceNames = [numPeerSources]string{"child", "configured", "learned", "address"}
+
+// syntheticSpanID is the span id of the CLIENT span synthesized above the
+// SERVER span serverID in trace t: the first 8 bytes of
+// SHA-256("otelcol-gym/synthetic/v1" ‖ 0x00 ‖ t (16 raw bytes) ‖ serverID
+// (8 raw bytes)), never all zero.
+func syntheticSpanID(t pcommon.TraceID, serverID pcommon.SpanID) pcommon.SpanID {
+	h := sha256.New()
+	h.Write([]byte(syntheticSpanDomain))
+	h.Write([]byte{0})
+	h.Write(t[:])
+	h.Write(serverID[:])
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	var id pcommon.SpanID
+	copy(id[:], sum[:8])
+	if id.IsEmpty() {
+		id[7] = 1
+	}
+	return id
+}
+
+// rolloutSpanRef is R's gym.rollout span as it left: where a synthesized
+// CLIENT span of R hangs (parent, resource and scope).
+type rolloutSpanRef struct {
+	orig    pcommon.TraceID // its original trace id
+	span    pcommon.SpanID
+	origHex string // its original trace id, carried by the synthesized span
+	org     *origin
+}
+
+// synthEntry is, per rollout trace T', R's gym.rollout once it left, and the
+// SERVER spans held until it does.
+type synthEntry struct {
+	ref     *rolloutSpanRef
+	waiters []*node
+}
+
+// synthTable is bounded by split.max_tracked_roots entries, oldest first out.
+type synthTable struct {
+	m     map[pcommon.TraceID]*synthEntry
+	order []pcommon.TraceID
+	max   int
+}
+
+func (t *synthTable) entry(tid pcommon.TraceID) *synthEntry {
+	if e := t.m[tid]; e != nil {
+		return e
+	}
+	for len(t.m) >= t.max && len(t.order) > 0 {
+		delete(t.m, t.order[0])
+		t.order[0] = pcommon.TraceID{}
+		t.order = t.order[1:]
+	}
+	e := &synthEntry{}
+	t.m[tid] = e
+	t.order = append(t.order, tid)
+	return e
+}
+
+// serviceMap is the state of the §4.4 repairs.
+type serviceMap struct {
+	peers      bool // service_map.enabled
+	synth      bool // service_map.synthesize_client_spans
+	configured map[string]string
+	learned    map[string]string
+	names      map[string]string // interned service names
+	table      synthTable
+}
+
+func newServiceMap(cfg *Config) *serviceMap {
+	sm := &serviceMap{
+		peers:      cfg.ServiceMap.Enabled,
+		synth:      cfg.ServiceMap.SynthesizeClientSpans,
+		configured: make(map[string]string, len(cfg.ServiceMap.Peers)),
+		learned:    make(map[string]string),
+		names:      make(map[string]string),
+		table:      synthTable{m: make(map[pcommon.TraceID]*synthEntry), max: max(1, cfg.Split.MaxTrackedRoots)},
+	}
+	for k, v := range cfg.ServiceMap.Peers {
+		sm.configured[strings.ToLower(k)] = v
+	}
+	return sm
+}
+
+// intern returns one shared copy of a service name, so index entries do not
+// keep a batch's strings alive.
+func (sm *serviceMap) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := sm.names[s]; ok {
+		return v
+	}
+	if len(sm.names) >= 1<<12 {
+		clear(sm.names)
+	}
+	v := strings.Clone(s)
+	sm.names[v] = v
+	return v
+}
+
+// learn records the host:port a SERVER span was reached at.
+func (sm *serviceMap) learn(sp ptrace.Span, service string) {
+	if !sm.peers || service == "" {
+		return
+	}
+	hp := serverHostPort(sp.Attributes())
+	if hp == "" {
+		return
+	}
+	if old, ok := sm.learned[hp]; ok && old == service {
+		return
+	}
+	if len(sm.learned) >= maxLearnedPeers {
+		clear(sm.learned)
+	}
+	sm.learned[strings.Clone(hp)] = sm.intern(service)
+}
+
+// setPeerService gives a CLIENT span peer.service unless it has one (SPEC
+// §4.4): its SERVER child's service when seen (child), else the service
+// mapped to the host:port it called (configured, then learned), else that
+// host:port. It returns the source used, or -1.
+func (sm *serviceMap) setPeerService(sp ptrace.Span, child string) int {
+	attrs := sp.Attributes()
+	if _, ok := attrs.Get(attrPeerService); ok {
+		return -1
+	}
+	if child != "" {
+		attrs.PutStr(attrPeerService, child)
+		return peerFromChild
+	}
+	hp := clientHostPort(attrs)
+	if hp == "" {
+		return -1
+	}
+	if s, ok := sm.configured[hp]; ok {
+		attrs.PutStr(attrPeerService, s)
+		return peerFromConfigured
+	}
+	if s, ok := sm.learned[hp]; ok {
+		attrs.PutStr(attrPeerService, s)
+		return peerFromLearned
+	}
+	attrs.PutStr(attrPeerService, hp)
+	return peerFromAddress
+}
+
+// clientHostPort is the host:port a CLIENT span called: from url.full or
+// http.url, else server.address and server.port (net.peer.name/port).
+func clientHostPort(attrs pcommon.Map) string {
+	for _, k := range []string{"url.full", "http.url"} {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+			if hp := urlHostPort(v.Str()); hp != "" {
+				return hp
+			}
+		}
+	}
+	if hp := joinHostPort(attrs, "server.address", "server.port"); hp != "" {
+		return hp
+	}
+	return joinHostPort(attrs, "net.peer.name", "net.peer.port")
+}
+
+// serverHostPort is the host:port a SERVER span was reached at.
+func serverHostPort(attrs pcommon.Map) string {
+	if hp := joinHostPort(attrs, "server.address", "server.port"); hp != "" {
+		return hp
+	}
+	if hp := joinHostPort(attrs, "net.host.name", "net.host.port"); hp != "" {
+		return hp
+	}
+	if v, ok := attrs.Get("http.host"); ok && v.Type() == pcommon.ValueTypeStr && strings.Contains(v.Str(), ":") {
+		return strings.ToLower(v.Str())
+	}
+	return ""
+}
+
+// joinHostPort returns "host:port" when both attributes are present.
+func joinHostPort(attrs pcommon.Map, hostKey, portKey string) string {
+	h, ok := attrs.Get(hostKey)
+	if !ok || h.Type() != pcommon.ValueTypeStr || h.Str() == "" {
+		return ""
+	}
+	p, ok := attrs.Get(portKey)
+	if !ok {
+		return ""
+	}
+	var port string
+	switch p.Type() {
+	case pcommon.ValueTypeInt:
+		port = strconv.FormatInt(p.Int(), 10)
+	case pcommon.ValueTypeStr:
+		port = p.Str()
+	default:
+		return ""
+	}
+	if port == "" {
+		return ""
+	}
+	host := h.Str()
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]" // IPv6
+	}
+	return strings.ToLower(host) + ":" + port
+}
+
+// urlHostPort returns the host:port of an absolute URL; a URL without a port
+// gets its scheme's (80 for http, 443 for https).
+func urlHostPort(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := strings.ToLower(u.Host)
+	if u.Port() != "" {
+		return host
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return host + ":80"
+	case "https":
+		return host + ":443"
+	}
+	return host
+}
+
+// httpMethod is the SERVER span's request method, or "".
+func httpMethod(attrs pcommon.Map) string {
+	for _, k := range []string{attrHTTPMethod, "http.method"} {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return strings.ToUpper(v.Str())
+		}
+	}
+	return ""
+}
+
+// isSynthetic reports whether a span was synthesized by a gym processor.
+func isSynthetic(attrs pcommon.Map) bool {
+	v, ok := attrs.Get(attrSynthetic)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+}
+
+// synthesizeParent appends to the round, in org's resource and scope, a
+// CLIENT span between server (already rewritten: its trace id is final) and
+// parent, and re-parents server onto it (SPEC §4.4).
+func (e *engine) synthesizeParent(server ptrace.Span, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
+	tid := server.TraceID()
+	id := syntheticSpanID(tid, server.SpanID())
+	c := e.r.group(org).AppendEmpty()
+	c.SetTraceID(tid)
+	c.SetSpanID(id)
+	c.SetParentSpanID(parent)
+	c.SetKind(ptrace.SpanKindClient)
+	c.SetStartTimestamp(server.StartTimestamp())
+	c.SetEndTimestamp(server.EndTimestamp())
+	method := httpMethod(server.Attributes())
+	if method != "" {
+		c.SetName("HTTP " + method)
+	} else {
+		c.SetName("HTTP")
+	}
+	if server.Status().Code() == ptrace.StatusCodeError {
+		c.Status().SetCode(ptrace.StatusCodeError)
+	}
+	attrs := c.Attributes()
+	attrs.EnsureCapacity(5)
+	attrs.PutBool(attrSynthetic, true)
+	if method != "" {
+		attrs.PutStr(attrHTTPMethod, method)
+	}
+	if serverSvc != "" {
+		attrs.PutStr(attrPeerService, serverSvc)
+	}
+	if rollout != "" {
+		attrs.PutStr(e.cfg.RolloutAttribute, rollout)
+	}
+	if origHex != "" {
+		attrs.PutStr(attrOriginalTraceID, origHex)
+	}
+	server.SetParentSpanID(id)
+	e.r.synthesized++
+}
+
+// wantsRolloutParent reports whether the span arriving now is a parentless
+// SERVER span with direct evidence, to be re-parented under a synthesized
+// CLIENT span below its rollout's gym.rollout (SPEC §4.4).
+func (e *engine) wantsRolloutParent(n *node) bool {
+	return e.sm.synth && e.split && n == e.cur && n.parent == nil && n.how == howDirect &&
+		e.curSpan.Kind() == ptrace.SpanKindServer && e.curSpan.ParentSpanID().IsEmpty() &&
+		!isSynthetic(e.curSpan.Attributes())
+}
+
+// holdForRolloutParent holds the current SERVER span n until R's gym.rollout
+// has left (at most rollout_wait), or emits it at once, repaired, when it
+// already has. A SERVER span in gym.rollout's own original trace is the root
+// of that trace, not a call made without traceparent: it is never put below
+// gym.rollout (which may hang below it; that would be a cycle).
+func (e *engine) holdForRolloutParent(n *node) {
+	info := e.curInfo
+	tid := e.tids.get(rolloutKey(info.run.id, n.key.trace), n.rollout)
+	e.hold(n, phaseSynth, e.now+e.rolloutWait)
+	ent := e.sm.table.entry(tid)
+	if ent.ref != nil {
+		if ent.ref.orig != n.key.trace {
+			n.held.synth = ent.ref
+		}
+		e.emit(n)
+		return
+	}
+	ent.waiters = append(ent.waiters, n)
+}
+
+// rolloutSpanLeft records R's gym.rollout as it leaves (sp is rewritten, its
+// trace id T') and releases the SERVER spans that waited for it.
+func (e *engine) rolloutSpanLeft(sp ptrace.Span, n *node, org *origin) {
+	if !e.sm.synth || !e.split || n.rollout == "" || sp.Name() != gymRolloutSpanName {
+		return
+	}
+	ent := e.sm.table.entry(sp.TraceID())
+	if ent.ref != nil {
+		return // the first gym.rollout of a trace is the one
+	}
+	if org == nil {
+		if e.curOrg == nil {
+			e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
+		}
+		org = e.curOrg
+	}
+	ent.ref = &rolloutSpanRef{orig: n.key.trace, span: sp.SpanID(), origHex: e.hexOf(n.key.trace), org: org}
+	ws := ent.waiters
+	ent.waiters = nil
+	for _, w := range ws {
+		if hs := w.held; hs != nil && hs.phase == phaseSynth {
+			if ent.ref.orig != w.key.trace {
+				hs.synth = ent.ref
+			}
+			e.emit(w)
+		}
+	}
+}
+
+
+// repairOnEmit applies §4.4 to a span that leaves, after §4.2–§4.3 rewrote
+// it: peer.service on a CLIENT span, a synthesized CLIENT parent for a
+// SERVER span (below gym.rollout, or below an embedder's INTERNAL span of
+// another service), and the record of a gym.rollout span.
+func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
+	switch sp.Kind() {
+	case ptrace.SpanKindClient:
+		if e.sm.peers {
+			if src := e.sm.setPeerService(sp, n.peerSvc); src >= 0 {
+				e.r.peerSet[src]++
+			}
+		}
+	case ptrace.SpanKindServer:
+		if hs != nil && hs.synth != nil {
+			ref := hs.synth
+			e.synthesizeParent(sp, info.service, ref.span, ref.org, ref.origHex, n.rollout)
+			return
+		}
+		p := n.parent
+		if !e.sm.synth || p == nil || p.org == nil || p.state == stAbsent || (hs != nil && hs.cut) ||
+			p.org.info.service == info.service || sp.ParentSpanID() != p.key.span || isSynthetic(sp.Attributes()) {
+			return
+		}
+		// An embedder's INTERNAL span of another service called this server
+		// without a CLIENT span of its own.
+		origHex := ""
+		if v, ok := sp.Attributes().Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
+			origHex = v.Str()
+		}
+		e.synthesizeParent(sp, info.service, p.key.span, p.org, origHex, n.rollout)
+	case ptrace.SpanKindInternal:
+		var org *origin
+		if hs != nil {
+			org = hs.origin
+		}
+		e.rolloutSpanLeft(sp, n, org)
+	}
+}
+
+// noteArrival records, for the §4.4 repairs, what an indexed span tells
+// about others: a SERVER span names its parent's peer service and the
+// host:port it was reached at; an INTERNAL span keeps its resource as a
+// possible embedder parent.
+func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node) {
+	switch sp.Kind() {
+	case ptrace.SpanKindServer:
+		if p := n.parent; p != nil && p.peerSvc == "" {
+			p.peerSvc = info.service
+		}
+		e.sm.learn(sp, info.service)
+	case ptrace.SpanKindInternal:
+		if e.sm.synth {
+			if e.curOrg == nil {
+				e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
+			}
+			n.org = e.curOrg
+		}
+	}
+}
+
+// repairUnindexed applies what §4.4 can to a span that passes unindexed
+// (pass-through runs, zero or duplicate span ids): a SERVER span teaches its
+// host:port, a CLIENT span gets peer.service from the host:port maps.
+func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo) {
+	if !e.sm.peers {
+		return
+	}
+	switch sp.Kind() {
+	case ptrace.SpanKindServer:
+		e.sm.learn(sp, info.service)
+	case ptrace.SpanKindClient:
+		if src := e.sm.setPeerService(sp, ""); src >= 0 {
+			e.r.peerSet[src]++
+		}
+	}
+}
