@@ -78,7 +78,7 @@ type Config struct {
 	// Split configures one trace per rollout (SPEC §4.3).
 	Split SplitConfig `mapstructure:"split"`
 
-	// ServiceMap configures the service-map repairs (SPEC §4.4). Not used yet.
+	// ServiceMap configures the service-map repairs (SPEC §4.4).
 	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
 
 	// prevent unkeyed literal initialization
@@ -114,10 +114,15 @@ type ServiceMapConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 
 	// SynthesizeClientSpans adds a CLIENT parent to a SERVER span that has
-	// none in its caller's service. Default: true.
+	// none in its caller's service: a parentless SERVER span with direct
+	// evidence (below its rollout's gym.rollout; needs split.enabled), and a
+	// SERVER span below an INTERNAL span of another service. Default: true.
 	SynthesizeClientSpans bool `mapstructure:"synthesize_client_spans"`
 
-	// Peers seeds the host:port → service map, e.g. {"127.0.0.1:8000": "nemo-gym/policy_model"}.
+	// Peers seeds the host:port → service map used for peer.service when a
+	// CLIENT span's SERVER child has not been seen, e.g. {"127.0.0.1:8000":
+	// "vllm"}; it wins over what SERVER spans teach. Keys are matched
+	// case-insensitively.
 	Peers map[string]string `mapstructure:"peers"`
 }
 

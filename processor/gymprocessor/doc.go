@@ -11,10 +11,11 @@
 //   - engine.go:   the state machine: direct, downward, upward (§4.2), cuts (§4.3).
 //   - split.go:    T', the job and root tables, previous attempts (§4.3).
 //   - pending.go:  held spans, their deadlines and size estimate (§4.5).
+//   - servicemap.go: service-map repair (§4.4): peer.service, synthesized CLIENT parents.
 //   - promote.go:  promote_to_resource regrouping.
 //   - metrics.go, diagnostics.go: telemetry and rate-limited setup warnings (§4.5).
 //
-// Service-map repair (§4.4) is meant to live in its own file, hooked where
-// engine.emit rewrites a span that leaves (peer.service on CLIENT spans,
-// synthesized CLIENT parents) and where engine.arrive indexes a SERVER span.
+// Service-map repair (§4.4) is hooked where engine.emit rewrites a span that
+// leaves (repairOnEmit), where engine.arrive indexes a span (noteArrival) and
+// where decide would emit a parentless SERVER span (holdForRolloutParent).
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
