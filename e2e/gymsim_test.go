@@ -694,23 +694,31 @@ func checkPeerService(t *testing.T, tc gymsimCase, run *gymsimRun, byID map[stri
 }
 
 // checkServiceMapFile: service_map.json holds one edge per (client service,
-// server service) pair of the run, with a call for each CLIENT span whose
-// SERVER child is in another service (§5.1), and service_map.md draws them.
+// peer.service) pair of the run, with a call for each CLIENT span whose
+// peer.service is another service (§5.1); every CLIENT → SERVER hop between
+// two services is among them; service_map.md draws them.
 func checkServiceMapFile(t *testing.T, run *gymsimRun) {
 	t.Helper()
 	want := map[string]uint64{}
+	hops := map[string]bool{}
 	byID := map[string]outSpan{}
 	for _, s := range run.combined {
 		byID[s.SpanID] = s
 	}
 	for _, s := range run.combined {
+		if s.Kind == "SpanKind.CLIENT" && s.str("peer.service") != "" && s.str("peer.service") != s.service() {
+			want[s.service()+" -> "+s.str("peer.service")]++
+		}
 		if s.Kind != "SpanKind.SERVER" {
 			continue
 		}
 		client, ok := byID[s.ParentSpanID]
 		if ok && client.Kind == "SpanKind.CLIENT" && client.service() != s.service() {
-			want[client.service()+" -> "+s.service()]++
+			hops[client.service()+" -> "+s.service()] = true
 		}
+	}
+	for hop := range hops {
+		assert.Contains(t, want, hop, "the hop %s is an edge", hop)
 	}
 	var doc struct {
 		Edges []struct {
