@@ -877,7 +877,11 @@ func (e *engine) rewrite(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 
 func (e *engine) rewriteRollout(sp ptrace.Span, info *resInfo, rollout string, hs *heldSpan) {
 	attrs := sp.Attributes()
-	attrs.EnsureCapacity(attrs.Len() + 2)
+	extra := 2
+	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
+		extra = 3 // peer.service (§4.4) follows: one growth instead of two
+	}
+	attrs.EnsureCapacity(attrs.Len() + extra)
 	if v, ok := attrs.Get(e.cfg.RolloutAttribute); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != rollout {
 		attrs.PutStr(e.cfg.RolloutAttribute, rollout)
 	}

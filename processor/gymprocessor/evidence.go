@@ -102,6 +102,11 @@ func validDefaultRolloutID(s string) bool {
 // procState is what the processor knows about one sending process.
 type procState struct {
 	evidence bool // the process has shown direct rollout evidence
+
+	// §4.4: the resource and scope of its latest INTERNAL spans, shared by
+	// their index entries as possible embedder parents.
+	org      *origin
+	orgScope string
 }
 
 // runState is what the processor knows about one run (resource nemo.run.id).

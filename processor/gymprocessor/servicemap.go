@@ -5,7 +5,6 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"crypto/sha256"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -250,18 +249,33 @@ func joinHostPort(attrs pcommon.Map, hostKey, portKey string) string {
 	return strings.ToLower(host) + ":" + port
 }
 
-// urlHostPort returns the host:port of an absolute URL; a URL without a port
-// gets its scheme's (80 for http, 443 for https).
+// urlHostPort returns the host:port of an absolute URL ("scheme://[user@]
+// host[:port]/..."); a URL without a port gets its scheme's (80 for http,
+// 443 for https). It parses by hand: it runs for every CLIENT span.
 func urlHostPort(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
 		return ""
 	}
-	host := strings.ToLower(u.Host)
-	if u.Port() != "" {
+	scheme, rest := raw[:i], raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	if rest == "" || strings.ContainsAny(rest, " \t") {
+		return ""
+	}
+	host := strings.ToLower(rest)
+	// A port follows the last ':' unless that ':' is inside an IPv6 literal.
+	if c := strings.LastIndexByte(host, ':'); c >= 0 && c > strings.LastIndexByte(host, ']') {
+		if c == len(host)-1 {
+			return ""
+		}
 		return host
 	}
-	switch strings.ToLower(u.Scheme) {
+	switch strings.ToLower(scheme) {
 	case "http":
 		return host + ":80"
 	case "https":
@@ -438,10 +452,14 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node) {
 		e.sm.learn(sp, info.service)
 	case ptrace.SpanKindInternal:
 		if e.sm.synth {
-			if e.curOrg == nil {
-				e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
+			// One copy of the resource and scope per process and scope,
+			// not per batch: a process's resource does not change.
+			p := info.proc
+			if p.org == nil || p.orgScope != e.curSS.Scope().Name() {
+				p.org = newOrigin(e.curRS, e.curSS, info)
+				p.orgScope = p.org.rs.ScopeSpans().At(0).Scope().Name()
 			}
-			n.org = e.curOrg
+			n.org = p.org
 		}
 	}
 }

@@ -431,3 +431,19 @@ func TestHostPorts(t *testing.T) {
 	m.PutStr("url.full", "not a url")
 	assert.Empty(t, clientHostPort(m))
 }
+
+func TestURLHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8001/ng-rollout/0-0/v1/responses": "127.0.0.1:8001",
+		"http://Model.Local/v1":                             "model.local:80",
+		"https://user:pw@api.example.com?x=1":               "api.example.com:443",
+		"http://[::1]:8000/run":                             "[::1]:8000",
+		"http://[::1]/run":                                  "[::1]:80",
+		"grpc://judge:9000":                                 "judge:9000",
+		"/relative/path":                                    "",
+		"http:///nohost":                                    "",
+		"http://host:/x":                                    "",
+	} {
+		assert.Equal(t, want, urlHostPort(in), in)
+	}
+}
