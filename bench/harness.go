@@ -39,6 +39,7 @@ type harness struct {
 	profile   string // pprof -top output
 
 	loadStart, loadEnd string // /proc/loadavg
+	head               string // git HEAD when the harness started
 }
 
 func loadavg() string {
@@ -102,7 +103,8 @@ func newHarness(ctx context.Context, o *options, stdout io.Writer) (*harness, er
 	if h.tgen == "" {
 		h.note("telemetrygen not found: the telemetrygen phase is skipped (install: go install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@v0.161.0)")
 	}
-	h.logf("bench: output in %s; collector %s; %d cores; reps %d", h.out, h.collector, runtime.NumCPU(), o.reps)
+	h.head = gitHead(root)
+	h.logf("bench: output in %s; collector %s; %d cores; reps %d; repository at %s", h.out, h.collector, runtime.NumCPU(), o.reps, h.head)
 	return h, nil
 }
 

@@ -230,7 +230,7 @@ func (h *harness) report() error {
 	fmt.Fprintf(&b, "# otelcol-gym benchmark (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "Machine: %s, %d cores (%s), %s; %s/%s. Collector: %s. Medians of %d repetitions; pipelines alternate within each.\n\n",
 		cpuModel(), runtime.NumCPU(), host, memTotal(), runtime.GOOS, runtime.GOARCH, filepath.Base(h.collector), h.o.reps)
-	fmt.Fprintf(&b, "Collector binary built %s; repository at %s.\n\n", binaryTime(h.collector), gitHead(h.root))
+	fmt.Fprintf(&b, "Collector binary built %s; repository at %s when the run started.\n\n", binaryTime(h.collector), h.head)
 	fmt.Fprintf(&b, "Load average (1/5/15 min) at start %s, at end %s: other work on the machine shares the cores.\n\n", h.loadStart, h.loadEnd)
 	for _, phase := range []string{phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced} {
 		has := false
