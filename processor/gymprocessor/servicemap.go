@@ -381,6 +381,9 @@ func (e *engine) rolloutSpanLeft(sp ptrace.Span, n *node, org *origin) {
 		return // the first gym.rollout of a trace is the one
 	}
 	if org == nil {
+		org = n.org // its process's resource and scope (noteArrival)
+	}
+	if org == nil {
 		if e.curOrg == nil {
 			e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
 		}

@@ -447,3 +447,46 @@ func TestURLHostPort(t *testing.T) {
 		assert.Equal(t, want, urlHostPort(in), in)
 	}
 }
+
+// Each repair switches off on its own; without the split there is no T' to
+// place a parentless SERVER span in, so none is synthesized either.
+func TestServiceMapSwitches(t *testing.T) {
+	c := smScenarios()["sm_http_client_off"]
+	for name, set := range map[string]func(*Config){
+		"synthesize_client_spans=false": func(c *Config) { c.ServiceMap.SynthesizeClientSpans = false },
+		"split.enabled=false":           func(c *Config) { c.Split.Enabled = false },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig()
+			set(cfg)
+			h := newHarness(t, cfg)
+			in := smTraces("sm_http_client_off", c)
+			n := in.SpanCount()
+			h.consume(in)
+			servers := 0
+			for _, s := range h.out() {
+				if s.Name == "POST" {
+					servers++
+					assert.Empty(t, s.ParentID, "the SERVER span leaves as it is")
+				}
+			}
+			assert.Equal(t, 4, servers, "no SERVER span is held")
+			h.shutdown()
+			assert.Len(t, h.out(), n)
+			assert.Zero(t, h.metricSum(metricSynthesized))
+		})
+	}
+	// peer.service off: CLIENT spans keep their attributes.
+	cfg := testConfig()
+	cfg.ServiceMap.Enabled = false
+	sc := smScenarios()["sm_peer_service_sources"]
+	h := newHarness(t, cfg)
+	h.consume(smTraces("sm_peer_service_sources", sc))
+	h.shutdown()
+	for _, s := range h.out() {
+		if s.Name == "HTTP POST" && s.SpanID != spanIDOf("c-already-set").String() {
+			assert.NotContains(t, s.Attributes, attrPeerService)
+		}
+	}
+	assert.Zero(t, h.metricSum(metricPeerServiceSet))
+}
