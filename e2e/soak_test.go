@@ -168,13 +168,17 @@ func TestSoak(t *testing.T) {
 		rate = m[3] + " spans/s over " + m[2]
 	}
 	var maxRSS, lastRSS int64
-	for _, v := range samples {
+	var quarters []int64 // RSS at each quarter of the run: a leak shows as a trend
+	for i, v := range samples {
 		maxRSS = max(maxRSS, v)
 		lastRSS = v
+		if len(samples) >= 4 && (i+1)%(len(samples)/4) == 0 && len(quarters) < 4 {
+			quarters = append(quarters, v>>10)
+		}
 	}
 	t.Logf("soak %v: %d rollouts, gymsim created %d spans, %s; accepted %.0f, refused %.0f, written %d (+%d synthetic); "+
-		"collector RSS max sampled %d MiB, last %d MiB, VmHWM %d MiB (%d samples)",
-		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, lastRSS>>10, hwm>>10, len(samples))
+		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples)",
+		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples))
 
 	assert.Equal(t, int(accepted), written, "spans accepted by the receiver == non-synthetic spans written")
 	if created > 0 {
