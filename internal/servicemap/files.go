@@ -32,7 +32,11 @@ const maxFileBytes = 256 << 20
 // commit merges delta into the files. committed reports that
 // service_map.json now holds delta: from then on the delta must not be
 // flushed again, even when a later step (the Markdown, the dir fsync) fails.
-func (m *Map) commit(delta table) (committed bool, err error) {
+//
+// addrs are this writer's learned addresses: with those in the file (up to
+// MaxAddresses in all) they fold the host:port edges of the file and of the
+// delta, and are written back.
+func (m *Map) commit(delta table, addrs addrTable) (committed bool, err error) {
 	dirFD, err := unix.Open(m.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false, fmt.Errorf("open %q: %w", m.dir, err)
@@ -56,12 +60,14 @@ func (m *Map) commit(delta table) (committed bool, err error) {
 	}
 	defer func() { _ = flock(lockFD, unix.LOCK_UN) }()
 
-	onDisk, err := m.readLocked(dirFD)
+	onDisk, diskAddrs, err := m.readLocked(dirFD)
 	if err != nil {
 		return false, err
 	}
 	onDisk.merge(delta)
-	if err := writeAtomic(dirFD, m.opts.JSONFile, encodeTable(onDisk), m.opts.FileMode); err != nil {
+	addrs = unionAddrs(addrs, diskAddrs, m.opts.MaxAddresses)
+	onDisk.fold(addrs) // self calls made by folding are dropped (README)
+	if err := writeAtomic(dirFD, m.opts.JSONFile, encodeFile(onDisk, addrs), m.opts.FileMode); err != nil {
 		return false, err
 	}
 	var errs []error
@@ -77,33 +83,33 @@ func (m *Map) commit(delta table) (committed bool, err error) {
 // readLocked reads the JSON file under the lock. A missing file is an empty
 // table; one that is not a service map is moved aside (and counted, logged)
 // and read as empty; a file of another version is an error.
-func (m *Map) readLocked(dirFD int) (table, error) {
+func (m *Map) readLocked(dirFD int) (table, addrTable, error) {
 	name := m.opts.JSONFile
 	fd, err := openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return table{}, nil
+		return table{}, nil, nil
 	case errors.Is(err, unix.ELOOP):
-		return table{}, m.moveAside(dirFD, errors.New("a symbolic link"))
+		return table{}, nil, m.moveAside(dirFD, errors.New("a symbolic link"))
 	case err != nil:
-		return nil, fmt.Errorf("open %q: %w", name, err)
+		return nil, nil, fmt.Errorf("open %q: %w", name, err)
 	}
 	data, err := readRegular(fd)
 	_ = unix.Close(fd)
 	if errors.Is(err, errCorrupt) {
-		return table{}, m.moveAside(dirFD, err)
+		return table{}, nil, m.moveAside(dirFD, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", name, err)
+		return nil, nil, fmt.Errorf("read %q: %w", name, err)
 	}
-	t, err := decodeTable(data, m.opts.MaxBins)
+	t, addrs, err := decodeFile(data, m.opts.MaxBins)
 	switch {
 	case errors.Is(err, errCorrupt):
-		return table{}, m.moveAside(dirFD, err)
+		return table{}, nil, m.moveAside(dirFD, err)
 	case err != nil:
-		return nil, fmt.Errorf("%q: %w", name, err)
+		return nil, nil, fmt.Errorf("%q: %w", name, err)
 	}
-	return t, nil
+	return t, addrs, nil
 }
 
 // readRegular reads a whole regular file of at most maxFileBytes.

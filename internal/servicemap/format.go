@@ -69,8 +69,16 @@ func (t table) sortedKeys() []edgeKey {
 
 // The JSON document. Field order is the order written.
 type fileJSON struct {
-	Version int        `json:"version"`
-	Edges   []edgeJSON `json:"edges"`
+	Version   int           `json:"version"`
+	Edges     []edgeJSON    `json:"edges"`
+	Addresses []addressJSON `json:"addresses"` // optional; version 1 files before it lack it
+}
+
+// addressJSON is a host:port learned from SERVER spans, and its service.
+type addressJSON struct {
+	Run     string `json:"run"`
+	Address string `json:"address"`
+	Service string `json:"service"`
 }
 
 type edgeJSON struct {
@@ -122,37 +130,45 @@ var errVersion = errors.New("unsupported service map version")
 // Edges listed twice are added up. Sketches are rebuilt with maxBins; a
 // sketch with another relative accuracy is kept as it is.
 func decodeTable(data []byte, maxBins int) (table, error) {
+	t, _, err := decodeFile(data, maxBins)
+	return t, err
+}
+
+// decodeFile is decodeTable with the learned addresses. An address entry
+// that is not a host:port with a service is skipped (they are only hints).
+func decodeFile(data []byte, maxBins int) (table, addrTable, error) {
 	t := table{}
+	addrs := addrTable{}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return t, nil
+		return t, addrs, nil
 	}
 	// The version first: another version may have another shape.
 	var head struct {
 		Version *int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	if head.Version == nil {
-		return nil, fmt.Errorf("%w: no version", errCorrupt)
+		return nil, nil, fmt.Errorf("%w: no version", errCorrupt)
 	}
 	if *head.Version != formatVersion {
-		return nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *head.Version, formatVersion)
+		return nil, nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *head.Version, formatVersion)
 	}
 	var doc fileJSON
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	for i, e := range doc.Edges {
 		if e.Client == "" || e.Server == "" {
-			return nil, fmt.Errorf("%w: edge %d: empty client or server", errCorrupt, i)
+			return nil, nil, fmt.Errorf("%w: edge %d: empty client or server", errCorrupt, i)
 		}
 		s, err := sketchFromJSON(e.Sketch, maxBins)
 		if err != nil {
-			return nil, fmt.Errorf("%w: edge %d: %w", errCorrupt, i, err)
+			return nil, nil, fmt.Errorf("%w: edge %d: %w", errCorrupt, i, err)
 		}
 		if s.Count() != e.Calls || e.Errors > e.Calls {
-			return nil, fmt.Errorf("%w: edge %d: %d calls, %d errors, %d latencies", errCorrupt, i, e.Calls, e.Errors, s.Count())
+			return nil, nil, fmt.Errorf("%w: edge %d: %d calls, %d errors, %d latencies", errCorrupt, i, e.Calls, e.Errors, s.Count())
 		}
 		k := edgeKey{run: e.Run, client: e.Client, server: e.Server}
 		if cur, ok := t[k]; ok {
@@ -163,13 +179,23 @@ func decodeTable(data []byte, maxBins int) (table, error) {
 		}
 		t[k] = &edgeStats{calls: e.Calls, errors: e.Errors, latency: s}
 	}
-	return t, nil
+	for _, a := range doc.Addresses {
+		if a.Service == "" || !isHostPort(a.Address) {
+			continue
+		}
+		addrs[addrKey{run: a.Run, addr: a.Address}] = a.Service
+	}
+	return t, addrs, nil
 }
 
 // encodeTable writes the table as stable, indented JSON sorted by (run,
 // client, server): one line per field, each edge's latency and sketch on a
 // line of their own, so a person can read it and a diff is small.
-func encodeTable(t table) []byte {
+func encodeTable(t table) []byte { return encodeFile(t, nil) }
+
+// encodeFile is encodeTable with the learned addresses after the edges,
+// sorted by (run, address), one per line.
+func encodeFile(t table, addrs addrTable) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n  \"version\": ")
 	b.WriteString(strconv.Itoa(formatVersion))
@@ -216,6 +242,22 @@ func encodeTable(t table) []byte {
 		b.WriteString("}}\n    }")
 	}
 	if len(t) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("],\n  \"addresses\": [")
+	for i, k := range addrs.sortedKeys() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    {\"run\": ")
+		writeJSONString(&b, k.run)
+		b.WriteString(", \"address\": ")
+		writeJSONString(&b, k.addr)
+		b.WriteString(", \"service\": ")
+		writeJSONString(&b, addrs[k])
+		b.WriteByte('}')
+	}
+	if len(addrs) > 0 {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]\n}\n")

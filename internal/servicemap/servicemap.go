@@ -46,6 +46,11 @@ type Options struct {
 	// flush in progress); if that fails it is dropped (counted in
 	// Stats.Dropped). Default: 10,000.
 	MaxEdges int
+	// MaxAddresses bounds the host:port → service entries learned from
+	// SERVER spans (per run), and those kept in the JSON file. A new
+	// address beyond it is ignored (Stats.AddressesIgnored): calls to it
+	// keep their host:port edge. Default: DefaultMaxAddresses (4096).
+	MaxAddresses int
 	// RelativeAccuracy is the latency sketch's bound on the relative error
 	// of every quantile, in [MinRelativeAccuracy, 1). Default: 0.01.
 	RelativeAccuracy float64
@@ -64,11 +69,13 @@ type Options struct {
 
 // Stats are counters for the exporter's own telemetry.
 type Stats struct {
-	Edges        int    // edges held in memory, not yet in the file
-	Flushes      uint64 // flushes that replaced service_map.json
-	FlushErrors  uint64 // flushes that failed (their delta was kept, unless the JSON was already replaced)
-	Dropped      uint64 // observations dropped at MaxEdges
-	CorruptFiles uint64 // unreadable service_map.json files moved aside
+	Edges            int    // edges held in memory, not yet in the file
+	Flushes          uint64 // flushes that replaced service_map.json
+	FlushErrors      uint64 // flushes that failed (their delta was kept, unless the JSON was already replaced)
+	Dropped          uint64 // observations dropped at MaxEdges
+	CorruptFiles     uint64 // unreadable service_map.json files moved aside
+	Addresses        int    // host:port → service entries learned (see MaxAddresses)
+	AddressesIgnored uint64 // new addresses not learned at MaxAddresses
 }
 
 // Map is one writer's view of a directory's service map. It is safe for
@@ -85,6 +92,10 @@ type Map struct {
 	inFlight int // edges of the delta being flushed; they count against MaxEdges
 	stats    Stats
 	lastLog  time.Time // of the drop warning
+
+	addrs        addrTable // learned from SERVER spans; bounded by MaxAddresses
+	addrsGen     uint64    // changes to addrs
+	addrsFlushed uint64    // addrsGen last written to the file
 }
 
 // New returns a Map writing into dir (which must exist when Flush runs).
@@ -103,6 +114,9 @@ func New(dir string, opts Options) (*Map, error) {
 	}
 	if opts.MaxEdges == 0 {
 		opts.MaxEdges = 10_000
+	}
+	if opts.MaxAddresses == 0 {
+		opts.MaxAddresses = DefaultMaxAddresses
 	}
 	if opts.RelativeAccuracy == 0 {
 		opts.RelativeAccuracy = DefaultRelativeAccuracy
@@ -134,6 +148,9 @@ func New(dir string, opts Options) (*Map, error) {
 	if opts.MaxEdges < 1 {
 		errs = append(errs, fmt.Errorf("max edges must be positive, got %d", opts.MaxEdges))
 	}
+	if opts.MaxAddresses < 1 {
+		errs = append(errs, fmt.Errorf("max addresses must be positive, got %d", opts.MaxAddresses))
+	}
 	if _, err := NewSketch(opts.RelativeAccuracy, opts.MaxBins); err != nil {
 		errs = append(errs, err)
 	}
@@ -145,6 +162,7 @@ func New(dir string, opts Options) (*Map, error) {
 		opts:     opts,
 		lockName: "." + strings.TrimSuffix(opts.JSONFile, ".json") + ".lock",
 		delta:    table{},
+		addrs:    addrTable{},
 	}, nil
 }
 
@@ -153,8 +171,20 @@ func plainName(n string) bool {
 }
 
 // ObserveSpan records the edge span shows (see EdgeFromSpan, with the
-// Options' attributes) and reports whether it showed one.
+// Options' attributes) and reports whether it showed one. From a SERVER
+// span it learns the host:port it was reached at (server.address and
+// server.port, net.host.name and net.host.port, or http.host) as an address
+// of its service in its run, to fold host:port edges (see Observe).
 func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
+	if span.Kind() == ptrace.SpanKindServer {
+		if addr := serverAddress(span.Attributes()); addr != "" {
+			attrs := resource.Attributes()
+			if svc := resourceString(attrs, m.opts.ServiceAttributes); svc != "" {
+				m.learn(resourceString(attrs, []string{m.opts.RunAttribute}), addr, svc)
+			}
+		}
+		return false
+	}
 	e, ok := EdgeFromSpan(span, resource, m.opts.ServiceAttributes, m.opts.RunAttribute)
 	if ok {
 		m.Observe(e)
@@ -164,7 +194,9 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 
 // Observe records one call. Invalid UTF-8 in names is replaced (U+FFFD per
 // bad byte, as in the JSON file); an edge without a client or server, or
-// from a service to itself, is ignored. When the edge is new and MaxEdges are held,
+// from a service to itself, is ignored. A server that is a host:port learned
+// for the run (see ObserveSpan) is replaced by its service (and a call to
+// the client's own address is then ignored). When the edge is new and MaxEdges are held,
 // it flushes first (file I/O on the caller's goroutine); if the flush fails
 // (or other goroutines keep filling the table, maxEarlyFlushes times) the
 // call is dropped, counted and logged (rate-limited).
@@ -175,6 +207,12 @@ func (m *Map) Observe(e Edge) {
 	}
 	ms := float64(e.Latency) / float64(time.Millisecond)
 	m.mu.Lock()
+	if svc, ok := m.addrs[addrKey{run: e.Run, addr: e.Server}]; ok {
+		if e.Server = svc; e.Client == e.Server {
+			m.mu.Unlock()
+			return
+		}
+	}
 	if m.addLocked(e, ms) {
 		m.mu.Unlock()
 		return
@@ -249,21 +287,27 @@ func (m *Map) Flush() error {
 
 	m.mu.Lock()
 	delta := m.delta
-	if len(delta) == 0 {
+	if len(delta) == 0 && m.addrsGen == m.addrsFlushed {
 		m.mu.Unlock()
 		return nil
 	}
 	m.delta = table{}
 	m.inFlight = len(delta)
+	addrs := make(addrTable, len(m.addrs))
+	for k, v := range m.addrs {
+		addrs[k] = v
+	}
+	gen := m.addrsGen
 	m.mu.Unlock()
 
-	committed, err := m.commit(delta)
+	committed, err := m.commit(delta, addrs)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inFlight = 0
 	if committed {
 		m.stats.Flushes++
+		m.addrsFlushed = gen
 	}
 	if err != nil {
 		m.stats.FlushErrors++
@@ -294,5 +338,6 @@ func (m *Map) Stats() Stats {
 	defer m.mu.Unlock()
 	s := m.stats
 	s.Edges = len(m.delta) + m.inFlight
+	s.Addresses = len(m.addrs)
 	return s
 }

@@ -110,8 +110,10 @@ func TestGoldenMultiRun(t *testing.T) {
 	td := readTraces(t, filepath.Join("testdata", "multi_run.traces.json"))
 	// 2 orchestrator→agent, 5 agent→model, 3 agent→resources in run-a;
 	// 2 in run-b; 1 without a run. Not: the call to itself, the CLIENT span
-	// without peer.service, SERVER and INTERNAL spans.
-	require.Equal(t, 13, observeTraces(m, td))
+	// without peer.service, SERVER and INTERNAL spans. Three to a host:port:
+	// run-a's to the model folds into policy_model, run-a's to the agent's own
+	// address is dropped, run-b's (the port is known in run-a only) stays.
+	require.Equal(t, 16, observeTraces(m, td))
 	require.NoError(t, m.Flush())
 
 	for _, name := range []string{"service_map.json", "service_map.md"} {
