@@ -483,10 +483,13 @@ func TestEdgeFromSpan(t *testing.T) {
 		{Edge{"run-a", "simple_agent", "math_resources", 9500 * time.Microsecond, false}, true},
 		{ok: false}, // to itself
 		{ok: false}, // no peer.service
+		{Edge{"run-a", "simple_agent", "127.0.0.1:46085", 150 * ms, true}, true}, // EdgeFromSpan does not fold
+		{Edge{"run-a", "simple_agent", "127.0.0.1:40001", 10 * ms, false}, true},
 		{ok: false}, // SERVER
 		{ok: false}, // model SERVER
 		{Edge{"run-b", "simple_agent", "policy_model", 250 * ms, true}, true},
 		{Edge{"run-b", "simple_agent", "policy_model", 0, false}, true},
+		{Edge{"run-b", "simple_agent", "127.0.0.1:46085", 20 * ms, false}, true},
 		{Edge{"", "simple_agent", "policy_model", 42 * ms, false}, true},
 	}
 	assert.Equal(t, want, all)
