@@ -20,6 +20,19 @@ vet:
 # by every end-to-end test.
 test: build vet
 	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m ./...
+	$(MAKE) fuzz
+
+# Short runs of every fuzz target (their seed corpora also run in `go test`).
+# -fuzzminimizetime keeps a worker from spending the run minimizing one input.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzEvidenceFromURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
+	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
+	$(GO) test -run '^$$' -fuzz '^FuzzExportOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzExportRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzRolloutPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzServiceNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/servicemap
 
 # Regenerate cmd/otelcol-gym from builder-config.yaml with the pinned ocb.
 generate:
