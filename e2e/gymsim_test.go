@@ -694,20 +694,33 @@ func checkPeerService(t *testing.T, tc gymsimCase, run *gymsimRun, byID map[stri
 }
 
 // checkServiceMapFile: service_map.json holds one edge per (client service,
-// peer.service) pair of the run, with a call for each CLIENT span whose
-// peer.service is another service (§5.1); every CLIENT → SERVER hop between
-// two services is among them; service_map.md draws them.
+// server service) pair of the run, with a call for each CLIENT span whose
+// peer.service is another service (§5.1); a peer.service that is the
+// host:port called counts on the edge to the service of the SERVER span it
+// called (the service map folds addresses it learned from SERVER spans), so
+// no edge names a host:port; every CLIENT → SERVER hop between two services
+// is among them; service_map.md draws them.
 func checkServiceMapFile(t *testing.T, run *gymsimRun) {
 	t.Helper()
 	want := map[string]uint64{}
 	hops := map[string]bool{}
 	byID := map[string]outSpan{}
+	child := map[string]outSpan{} // CLIENT span id → its SERVER child
 	for _, s := range run.combined {
 		byID[s.SpanID] = s
+		if s.Kind == "SpanKind.SERVER" && s.ParentSpanID != "" {
+			child[s.ParentSpanID] = s
+		}
 	}
+	byAddress := 0
 	for _, s := range run.combined {
-		if s.Kind == "SpanKind.CLIENT" && s.str("peer.service") != "" && s.str("peer.service") != s.service() {
-			want[s.service()+" -> "+s.str("peer.service")]++
+		peer := s.str("peer.service")
+		if srv, ok := child[s.SpanID]; ok && peer == strings.SplitN(strings.TrimPrefix(s.str("url.full"), "http://"), "/", 2)[0] {
+			peer = srv.service()
+			byAddress++
+		}
+		if s.Kind == "SpanKind.CLIENT" && peer != "" && peer != s.service() {
+			want[s.service()+" -> "+peer]++
 		}
 		if s.Kind != "SpanKind.SERVER" {
 			continue
@@ -735,8 +748,10 @@ func checkServiceMapFile(t *testing.T, run *gymsimRun) {
 	for _, e := range doc.Edges {
 		assert.Equal(t, gymsimRunID, e.Run, "run of edge %s -> %s", e.Client, e.Server)
 		got[e.Client+" -> "+e.Server] += e.Calls
+		assert.NotRegexp(t, `^[^\s:/]+:\d+$|^\[.*\]:\d+$`, e.Server, "edge %s -> %s: a host:port left unfolded", e.Client, e.Server)
 	}
 	assert.Equal(t, want, got, "service_map.json edges and calls")
+	t.Logf("service_map.json: %d edges, %d calls named by host:port folded", len(got), byAddress)
 	md, err := os.ReadFile(filepath.Join(run.dir, "service_map.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "flowchart")
