@@ -5,6 +5,7 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -173,13 +174,25 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 		out = promoteToResource(out, p.cfg.RolloutAttribute)
 	}
 	n := int64(out.SpanCount())
-	var err error
+	var errs []error
+	var failed int64
 	if n > 0 {
-		if err = p.next.ConsumeTraces(ctx, out); err != nil {
-			p.tel.downstreamFailed.Add(ctx, n)
-			p.diag.downstreamFailed(n, err)
-			err = fmt.Errorf("gym processor: next consumer refused %d spans: %w", n, err)
+		// A large release goes on in bounded batches (see maxEmitSpans);
+		// each batch that fails is counted, and the others still go.
+		for _, b := range splitTraces(out, maxEmitSpans) {
+			k := int64(b.SpanCount())
+			if e := p.next.ConsumeTraces(ctx, b); e != nil {
+				failed += k
+				errs = append(errs, e)
+			}
 		}
+	}
+	var err error
+	if failed > 0 {
+		err = errors.Join(errs...)
+		p.tel.downstreamFailed.Add(ctx, failed)
+		p.diag.downstreamFailed(failed, err)
+		err = fmt.Errorf("gym processor: next consumer refused %d of %d spans: %w", failed, n, err)
 	}
 	p.tel.record(ctx, r, n, g)
 	p.diag.report(r)

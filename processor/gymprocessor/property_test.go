@@ -182,7 +182,7 @@ func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[
 	require.NoError(t, h.p.Shutdown(t.Context()))
 	got := map[int64]outcome{}
 	type synthSpan struct {
-		trace, parent    string
+		trace, parent   string
 		count, children int
 	}
 	synth := map[string]*synthSpan{}

@@ -402,7 +402,6 @@ func (e *engine) rolloutSpanLeft(sp ptrace.Span, n *node, org *origin) {
 	}
 }
 
-
 // repairOnEmit applies §4.4 to a span that leaves, after §4.2–§4.3 rewrote
 // it: peer.service on a CLIENT span, a synthesized CLIENT parent for a
 // SERVER span (below gym.rollout, or below an embedder's INTERNAL span of
