@@ -5,10 +5,41 @@
 // (SPEC §6) and embeds the standalone one, which is the binary's default.
 package config // import "github.com/otelcol-gym/otelcol-gym/config"
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 // Standalone is config/standalone.yaml, the configuration otelcol-gym runs
 // when it is started without --config.
 //
 //go:embed standalone.yaml
 var Standalone string
+
+// WithStandaloneDefault returns args with `--config=yaml:<Standalone>`
+// appended when they start the collector without any --config.
+// Sub-commands (components, validate, help, completion) and --help/--version
+// are left alone, so they behave as in any collector; --set and
+// --feature-gates still apply on top of the default.
+func WithStandaloneDefault(args []string) []string {
+	return withDefault(args, Standalone)
+}
+
+func withDefault(args []string, standalone string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	for _, a := range args[1:] {
+		switch {
+		case a == "--config" || a == "-c" || strings.HasPrefix(a, "--config="):
+			return args
+		case a == "-h" || a == "--help" || a == "-v" || a == "--version":
+			return args
+		case a == "components" || a == "validate" || a == "help" || a == "completion":
+			return args
+		}
+	}
+	out := make([]string, 0, len(args)+1)
+	out = append(out, args...)
+	return append(out, "--config=yaml:"+standalone)
+}

@@ -9,38 +9,10 @@ package main
 
 import (
 	"os"
-	"strings"
-	"testing"
 
 	"github.com/otelcol-gym/otelcol-gym/config"
 )
 
 func init() {
-	if testing.Testing() { // the package's own test binary has its own flags
-		return
-	}
-	os.Args = withDefaultConfig(os.Args, config.Standalone)
-}
-
-// withDefaultConfig appends `--config yaml:<standalone>` to a command line
-// that starts the collector without any --config. Sub-commands (components,
-// validate, help, completion) and --help/--version are left alone, so they
-// behave as in any collector.
-func withDefaultConfig(args []string, standalone string) []string {
-	if len(args) == 0 {
-		return args
-	}
-	for _, a := range args[1:] {
-		switch {
-		case a == "--config" || a == "-c" || strings.HasPrefix(a, "--config="):
-			return args
-		case a == "-h" || a == "--help" || a == "-v" || a == "--version":
-			return args
-		case a == "components" || a == "validate" || a == "help" || a == "completion":
-			return args
-		}
-	}
-	out := make([]string, 0, len(args)+1)
-	out = append(out, args...)
-	return append(out, "--config=yaml:"+standalone)
+	os.Args = config.WithStandaloneDefault(os.Args)
 }

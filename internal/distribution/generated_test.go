@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package distribution
 
 import (
 	"bytes"
@@ -16,6 +16,12 @@ import (
 )
 
 const pinnedBuilder = "go.opentelemetry.io/collector/cmd/builder@v0.161.0"
+
+// repoRoot and distDir are relative to this package's directory.
+var (
+	repoRoot = filepath.Join("..", "..")
+	distDir  = filepath.Join(repoRoot, "cmd", "otelcol-gym")
+)
 
 // handWritten are the non-test Go files of this package that ocb does not
 // generate. Only the embedded default may be added by hand (SPEC §3).
@@ -45,7 +51,7 @@ func builderCommand(t *testing.T) []string {
 // from builder-config.yaml and requires every generated file to be
 // byte-for-byte what is committed, and no other file but the hand-written one.
 func TestGeneratedFilesMatchOCB(t *testing.T) {
-	manifest, err := os.ReadFile("../../builder-config.yaml")
+	manifest, err := os.ReadFile(filepath.Join(repoRoot, "builder-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +82,7 @@ func TestGeneratedFilesMatchOCB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		have, err := os.ReadFile(name)
+		have, err := os.ReadFile(filepath.Join(distDir, name))
 		if err != nil {
 			t.Errorf("ocb generates %s, which is not committed: %v", name, err)
 			continue
@@ -85,11 +91,12 @@ func TestGeneratedFilesMatchOCB(t *testing.T) {
 			t.Errorf("%s differs from what ocb generates from builder-config.yaml; regenerate it (see the README)", name)
 		}
 	}
-	committed, err := filepath.Glob("*.go")
+	committed, err := filepath.Glob(filepath.Join(distDir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range committed {
+	for _, path := range committed {
+		name := filepath.Base(path)
 		if strings.HasSuffix(name, "_test.go") || want[name] || handWritten[name] {
 			continue
 		}
@@ -114,7 +121,7 @@ type manifest struct {
 // of builder-config.yaml is required by go.mod at exactly its manifest
 // version, so the binary is built from the components ocb was told about.
 func TestManifestVersionsAreTheModuleVersions(t *testing.T) {
-	b, err := os.ReadFile("../../builder-config.yaml")
+	b, err := os.ReadFile(filepath.Join(repoRoot, "builder-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +153,7 @@ func TestManifestVersionsAreTheModuleVersions(t *testing.T) {
 	}
 	sort.Strings(mods)
 	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, mods...)...)
-	cmd.Dir = "../.."
+	cmd.Dir = repoRoot
 	listed, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -m: %v", err)

@@ -1,14 +1,14 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package config
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestWithDefaultConfig(t *testing.T) {
+func TestWithDefault(t *testing.T) {
 	const def = "--config=yaml:DEFAULT"
 	for _, tc := range []struct {
 		args []string
@@ -26,9 +26,9 @@ func TestWithDefaultConfig(t *testing.T) {
 		{[]string{"otelcol-gym", "-v"}, []string{"otelcol-gym", "-v"}},
 		{[]string{}, []string{}},
 	} {
-		got := withDefaultConfig(tc.args, "DEFAULT")
+		got := withDefault(tc.args, "DEFAULT")
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("withDefaultConfig(%q) = %q, want %q", tc.args, got, tc.want)
+			t.Errorf("withDefault(%q) = %q, want %q", tc.args, got, tc.want)
 		}
 	}
 }
