@@ -16,10 +16,11 @@ package servicemap // import "github.com/otelcol-gym/otelcol-gym/internal/servic
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
 // DefaultMaxAddresses bounds the addresses a Map learns, and the addresses
@@ -133,49 +134,11 @@ func isHostPort(s string) bool {
 // server.address and server.port, else net.host.name and net.host.port,
 // else http.host; "" when none is a host:port.
 func serverAddress(attrs pcommon.Map) string {
-	hp := joinHostPort(attrs, "server.address", "server.port")
-	if hp == "" {
-		hp = joinHostPort(attrs, "net.host.name", "net.host.port")
-	}
-	if hp == "" {
-		if v, ok := attrs.Get("http.host"); ok && v.Type() == pcommon.ValueTypeStr {
-			hp = strings.ToLower(v.Str())
-		}
-	}
+	hp := hostport.Server(attrs)
 	if !isHostPort(hp) {
 		return ""
 	}
 	return hp
-}
-
-// joinHostPort returns "host:port" when both attributes are present; an
-// IPv6 host is bracketed.
-func joinHostPort(attrs pcommon.Map, hostKey, portKey string) string {
-	h, ok := attrs.Get(hostKey)
-	if !ok || h.Type() != pcommon.ValueTypeStr || h.Str() == "" {
-		return ""
-	}
-	p, ok := attrs.Get(portKey)
-	if !ok {
-		return ""
-	}
-	var port string
-	switch p.Type() {
-	case pcommon.ValueTypeInt:
-		port = strconv.FormatInt(p.Int(), 10)
-	case pcommon.ValueTypeStr:
-		port = p.Str()
-	default:
-		return ""
-	}
-	if port == "" {
-		return ""
-	}
-	host := h.Str()
-	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
-		host = "[" + host + "]"
-	}
-	return strings.ToLower(host) + ":" + port
 }
 
 // learn records that address (a host:port) serves service in run. A new

@@ -5,11 +5,12 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"crypto/sha256"
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
 // Service-map repair (SPEC §4.4): peer.service on CLIENT spans, and
@@ -148,7 +149,7 @@ func (sm *serviceMap) learn(sp ptrace.Span, service string) {
 	if !sm.peers || service == "" {
 		return
 	}
-	hp := serverHostPort(sp.Attributes())
+	hp := hostport.Server(sp.Attributes())
 	if hp == "" {
 		return
 	}
@@ -200,53 +201,10 @@ func clientHostPort(attrs pcommon.Map) string {
 			}
 		}
 	}
-	if hp := joinHostPort(attrs, "server.address", "server.port"); hp != "" {
+	if hp := hostport.Join(attrs, "server.address", "server.port"); hp != "" {
 		return hp
 	}
-	return joinHostPort(attrs, "net.peer.name", "net.peer.port")
-}
-
-// serverHostPort is the host:port a SERVER span was reached at.
-func serverHostPort(attrs pcommon.Map) string {
-	if hp := joinHostPort(attrs, "server.address", "server.port"); hp != "" {
-		return hp
-	}
-	if hp := joinHostPort(attrs, "net.host.name", "net.host.port"); hp != "" {
-		return hp
-	}
-	if v, ok := attrs.Get("http.host"); ok && v.Type() == pcommon.ValueTypeStr && strings.Contains(v.Str(), ":") {
-		return strings.ToLower(v.Str())
-	}
-	return ""
-}
-
-// joinHostPort returns "host:port" when both attributes are present.
-func joinHostPort(attrs pcommon.Map, hostKey, portKey string) string {
-	h, ok := attrs.Get(hostKey)
-	if !ok || h.Type() != pcommon.ValueTypeStr || h.Str() == "" {
-		return ""
-	}
-	p, ok := attrs.Get(portKey)
-	if !ok {
-		return ""
-	}
-	var port string
-	switch p.Type() {
-	case pcommon.ValueTypeInt:
-		port = strconv.FormatInt(p.Int(), 10)
-	case pcommon.ValueTypeStr:
-		port = p.Str()
-	default:
-		return ""
-	}
-	if port == "" {
-		return ""
-	}
-	host := h.Str()
-	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
-		host = "[" + host + "]" // IPv6
-	}
-	return strings.ToLower(host) + ":" + port
+	return hostport.Join(attrs, "net.peer.name", "net.peer.port")
 }
 
 // urlHostPort returns the host:port of an absolute URL ("scheme://[user@]

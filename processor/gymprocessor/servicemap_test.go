@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
 // The service-map golden cases (SPEC §4.4) live in ./testdata/<case>/
@@ -423,10 +425,10 @@ func TestHostPorts(t *testing.T) {
 	m.PutStr("server.address", "::1")
 	m.PutInt("server.port", 9)
 	assert.Equal(t, "[::1]:9", clientHostPort(m))
-	assert.Equal(t, "[::1]:9", serverHostPort(m))
+	assert.Equal(t, "[::1]:9", hostport.Server(m))
 	m = pcommon.NewMap()
 	m.PutStr("http.host", "127.0.0.1:8002")
-	assert.Equal(t, "127.0.0.1:8002", serverHostPort(m))
+	assert.Equal(t, "127.0.0.1:8002", hostport.Server(m))
 	m = pcommon.NewMap()
 	m.PutStr("url.full", "not a url")
 	assert.Empty(t, clientHostPort(m))

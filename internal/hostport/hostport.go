@@ -1,0 +1,62 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package hostport reads the network address a span shows from its
+// attributes, in one normalized form ("host:port", host lower-cased, an IPv6
+// host bracketed), so that the gym processor (which learns host:port →
+// service from SERVER spans, SPEC §4.4) and the service map (which folds
+// host:port edges into services) agree on every address.
+package hostport // import "github.com/otelcol-gym/otelcol-gym/internal/hostport"
+
+import (
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Join returns "host:port" from two attributes when both are present (the
+// port as an int or a string), else "".
+func Join(attrs pcommon.Map, hostKey, portKey string) string {
+	h, ok := attrs.Get(hostKey)
+	if !ok || h.Type() != pcommon.ValueTypeStr || h.Str() == "" {
+		return ""
+	}
+	p, ok := attrs.Get(portKey)
+	if !ok {
+		return ""
+	}
+	var port string
+	switch p.Type() {
+	case pcommon.ValueTypeInt:
+		port = strconv.FormatInt(p.Int(), 10)
+	case pcommon.ValueTypeStr:
+		port = p.Str()
+	default:
+		return ""
+	}
+	if port == "" {
+		return ""
+	}
+	host := h.Str()
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]" // IPv6
+	}
+	return strings.ToLower(host) + ":" + port
+}
+
+// Server is the host:port a SERVER span was reached at: server.address and
+// server.port, else net.host.name and net.host.port, else http.host when it
+// holds a port; "" when none is present.
+func Server(attrs pcommon.Map) string {
+	if hp := Join(attrs, "server.address", "server.port"); hp != "" {
+		return hp
+	}
+	if hp := Join(attrs, "net.host.name", "net.host.port"); hp != "" {
+		return hp
+	}
+	if v, ok := attrs.Get("http.host"); ok && v.Type() == pcommon.ValueTypeStr && strings.Contains(v.Str(), ":") {
+		return strings.ToLower(v.Str())
+	}
+	return ""
+}
