@@ -258,6 +258,19 @@ func TestTailerFollowsRotation(t *testing.T) {
 	f, err := os.Create(filepath.Join(dir, "spans.jsonl"))
 	require.NoError(t, err)
 	_, _ = f.WriteString(line(1) + line(2) + `{"name":"partial","span_id":"00000000`)
+	// The rotation must come after the tailer opened the file (as it does
+	// behind a collector, which writes long before it rotates): wait until it
+	// has read the first two lines. A bounded poll of that observable count.
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for tl.distinct.Load() < 2 {
+		select {
+		case <-deadline:
+			t.Fatalf("the tailer read %d of the first 2 lines", tl.distinct.Load())
+		case <-tick.C:
+		}
+	}
 	require.NoError(t, os.Rename(filepath.Join(dir, "spans.jsonl"), filepath.Join(dir, "spans-2026.jsonl")))
 	_, _ = f.WriteString("00000003\"}\n")
 	require.NoError(t, f.Close())
