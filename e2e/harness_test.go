@@ -13,80 +13,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/testbin"
 )
 
-// binaries are built at most once per test process and shared by all tests.
-var (
-	buildDir  string
-	buildOnce = map[string]*sync.Once{"otelcol-gym": {}, "gymsim": {}}
-	builtPath = map[string]string{}
-	buildErr  = map[string]error{}
-	buildMu   sync.Mutex
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "otelcol-gym-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	buildDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// repoRoot is the module root (the parent of this package's directory).
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the e2e package")
-	}
-	return filepath.Dir(filepath.Dir(file))
-}
+// repoRoot is the module root.
+func repoRoot(testing.TB) string { return testbin.RepoRoot() }
 
 // binary returns the path of cmd/<name>: the one named by envVar when set,
 // else one built once for the whole test process.
 func binary(t testing.TB, name, envVar string) string {
 	t.Helper()
-	if p := os.Getenv(envVar); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s=%q: %v", envVar, p, err)
-		}
-		return p
-	}
-	root := repoRoot(t)
-	buildMu.Lock()
-	once := buildOnce[name]
-	buildMu.Unlock()
-	once.Do(func() {
-		out := filepath.Join(buildDir, name)
-		cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
-		cmd.Dir = root
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		buildMu.Lock()
-		defer buildMu.Unlock()
-		if err != nil {
-			buildErr[name] = fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, stderr.String())
-			return
-		}
-		builtPath[name] = out
-	})
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if err := buildErr[name]; err != nil {
+	p, err := testbin.Path(name, envVar)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return builtPath[name]
+	return p
 }
 
 func collectorBinary(t testing.TB) string { return binary(t, "otelcol-gym", "OTELCOL_GYM_BIN") }

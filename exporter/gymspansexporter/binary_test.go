@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,43 +28,20 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/testbin"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// collectorBinary returns the otelcol-gym binary, building it once.
+// collectorBinary returns the otelcol-gym binary (OTELCOL_GYM_BIN, else
+// built once per test process).
 func collectorBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the collector binary")
 	}
-	binOnce.Do(func() {
-		if p := os.Getenv("OTELCOL_GYM_BIN"); p != "" {
-			if _, err := os.Stat(p); err == nil {
-				binPath = p
-				return
-			}
-		}
-		dir, err := os.MkdirTemp("", "gymspans-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		binPath = filepath.Join(dir, "otelcol-gym")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/otelcol-gym")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
+	p, err := testbin.Path("otelcol-gym", "OTELCOL_GYM_BIN")
+	require.NoError(t, err)
+	return p
 }
 
 func freePort(t *testing.T) int {
