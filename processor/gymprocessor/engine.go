@@ -56,6 +56,7 @@ type round struct {
 	peerSet     [numPeerSources]int64
 	problems    [numProblems]int64
 	noEvRuns    []string
+	edits       []spanEdit // rewrites of leaving spans, applied without the lock
 }
 
 func (r *round) group(o *origin) ptrace.SpanSlice {
@@ -153,7 +154,7 @@ func newEngine(cfg *Config) (*engine, error) {
 
 func (e *engine) begin(out ptrace.Traces, now int64) {
 	e.now = now
-	e.r = &round{out: out}
+	e.r = &round{out: out, edits: getEdits()}
 }
 
 func (e *engine) end() *round {
@@ -400,7 +401,11 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 	}
 	if info.run.passThrough {
 		r.passed++
-		e.repairUnindexed(sp, info)
+		ed := spanEdit{sp: sp}
+		e.repairUnindexed(sp, info, &ed)
+		if !ed.empty() {
+			e.r.edits = append(e.r.edits, ed)
+		}
 		return false
 	}
 	pid := sp.ParentSpanID()
@@ -482,11 +487,15 @@ func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, orig pcommon.Trace
 			}
 		}
 	}
+	ed := spanEdit{sp: sp}
 	if rollout != "" {
 		e.r.promoted[h-howDirect]++
-		e.rewriteRollout(sp, info, rollout, nil)
+		e.planRollout(&ed, sp, info, rollout, orig, nil)
 	}
-	e.repairUnindexed(sp, info)
+	e.repairUnindexed(sp, info, &ed)
+	if !ed.empty() {
+		e.r.edits = append(e.r.edits, ed)
+	}
 }
 
 func (e *engine) register(n *node) {
@@ -787,16 +796,14 @@ func (e *engine) emit(n *node) {
 		n.held = nil
 		dst := e.r.group(hs.origin).AppendEmpty()
 		hs.span.MoveTo(dst)
-		e.rewrite(dst, hs.origin.info, n, hs)
-		e.repairOnEmit(dst, hs.origin.info, n, hs)
+		e.leave(dst, hs.origin.info, n, hs)
 		if n.job {
 			e.dropJobWait(n)
 		} else {
 			e.traceLeft(n.key.trace)
 		}
 	} else if n == e.cur {
-		e.rewrite(e.curSpan, e.curInfo, n, nil)
-		e.repairOnEmit(e.curSpan, e.curInfo, n, nil)
+		e.leave(e.curSpan, e.curInfo, n, nil)
 	}
 	n.state = stEmitted
 	if n.waiting {
@@ -853,15 +860,24 @@ func (e *engine) traceLeft(trace pcommon.TraceID) {
 	}
 }
 
-// rewrite applies SPEC §4.2–§4.3 to a span that leaves.
-func (e *engine) rewrite(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
+// leave rewrites a span that leaves (SPEC §4.2–§4.4): what needs the shared
+// tables is decided now, the span's own rewrite is queued in the round.
+func (e *engine) leave(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
+	ed := spanEdit{sp: sp}
 	if n.rollout != "" {
-		e.rewriteRollout(sp, info, n.rollout, hs)
-		return
+		e.planRollout(&ed, sp, info, n.rollout, n.key.trace, hs)
+	} else if n.job && e.split {
+		e.linkJob(sp, n)
 	}
-	if !n.job || !e.split {
-		return
+	e.repairOnEmit(sp, info, n, hs, &ed)
+	if !ed.empty() {
+		e.r.edits = append(e.r.edits, ed)
 	}
+}
+
+// linkJob gives a job span the count of, and links to, the rollout roots
+// cut from its trace (SPEC §4.3).
+func (e *engine) linkJob(sp ptrace.Span, n *node) {
 	je := e.jobs.m[n.key.trace]
 	if je == nil || je.count == 0 {
 		return
@@ -872,49 +888,6 @@ func (e *engine) rewrite(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 		l.SetTraceID(ref.trace)
 		l.SetSpanID(ref.span)
 		l.Attributes().PutStr(attrLinkType, linkTypeRollout)
-	}
-}
-
-func (e *engine) rewriteRollout(sp ptrace.Span, info *resInfo, rollout string, hs *heldSpan) {
-	attrs := sp.Attributes()
-	extra := 2
-	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
-		extra = 3 // peer.service (§4.4) follows: one growth instead of two
-	}
-	attrs.EnsureCapacity(attrs.Len() + extra)
-	if v, ok := attrs.Get(e.cfg.RolloutAttribute); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != rollout {
-		attrs.PutStr(e.cfg.RolloutAttribute, rollout)
-	}
-	if !e.split {
-		return
-	}
-	orig, hasOrig := sp.TraceID(), false
-	if v, ok := attrs.Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
-		orig, hasOrig = parseTraceIDHex(v.Str())
-		if !hasOrig {
-			orig = sp.TraceID()
-		}
-	}
-	if !hasOrig {
-		attrs.PutStr(attrOriginalTraceID, e.hexOf(orig))
-	}
-	sp.SetTraceID(e.tids.get(rolloutKey(info.run.id, orig), rollout))
-	if hs == nil {
-		return
-	}
-	if hs.cut {
-		parent := sp.ParentSpanID()
-		sp.SetParentSpanID(pcommon.SpanID{})
-		l := sp.Links().AppendEmpty()
-		l.SetTraceID(orig)
-		l.SetSpanID(parent)
-		l.Attributes().PutStr(attrLinkType, hs.cutType)
-	}
-	if hs.hasPrev {
-		l := sp.Links().AppendEmpty()
-		l.SetTraceID(hs.prev.trace)
-		l.SetSpanID(hs.prev.span)
-		l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
 	}
 }
 

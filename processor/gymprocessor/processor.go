@@ -169,6 +169,7 @@ func (p *gymProcessor) gaugesLocked() gauges {
 // deliver sends a round's output on, records its metrics and logs its
 // diagnostics. It runs without the lock.
 func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
+	r.applyEdits(p.cfg.RolloutAttribute)
 	out := r.out
 	if p.cfg.PromoteToResource {
 		out = promoteToResource(out, p.cfg.RolloutAttribute)

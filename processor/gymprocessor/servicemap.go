@@ -162,33 +162,38 @@ func (sm *serviceMap) learn(sp ptrace.Span, service string) {
 	sm.learned[strings.Clone(hp)] = sm.intern(service)
 }
 
-// setPeerService gives a CLIENT span peer.service unless it has one (SPEC
-// §4.4): its SERVER child's service when seen (child), else the service
-// mapped to the host:port it called (configured, then learned), else that
-// host:port. It returns the source used, or -1.
-func (sm *serviceMap) setPeerService(sp ptrace.Span, child string) int {
-	attrs := sp.Attributes()
+// peerService is the peer.service a CLIENT span gets unless it has one
+// (SPEC §4.4): its SERVER child's service when seen (child), else the
+// service mapped to the host:port it called (configured, then learned),
+// else that host:port. It returns the value and the source used, or -1 when
+// the span gets none.
+func (sm *serviceMap) peerService(attrs pcommon.Map, child string) (string, int) {
 	if _, ok := attrs.Get(attrPeerService); ok {
-		return -1
+		return "", -1
 	}
 	if child != "" {
-		attrs.PutStr(attrPeerService, child)
-		return peerFromChild
+		return child, peerFromChild
 	}
 	hp := clientHostPort(attrs)
 	if hp == "" {
-		return -1
+		return "", -1
 	}
 	if s, ok := sm.configured[hp]; ok {
-		attrs.PutStr(attrPeerService, s)
-		return peerFromConfigured
+		return s, peerFromConfigured
 	}
 	if s, ok := sm.learned[hp]; ok {
-		attrs.PutStr(attrPeerService, s)
-		return peerFromLearned
+		return s, peerFromLearned
 	}
-	attrs.PutStr(attrPeerService, hp)
-	return peerFromAddress
+	return hp, peerFromAddress
+}
+
+// planPeerService puts into ed the peer.service a CLIENT span gets, and
+// counts its source.
+func (e *engine) planPeerService(ed *spanEdit, child string) {
+	if v, src := e.sm.peerService(ed.sp.Attributes(), child); src >= 0 {
+		ed.peer, ed.hasPeer = v, true
+		e.r.peerSet[src]++
+	}
 }
 
 // clientHostPort is the host:port a CLIENT span called: from url.full or
@@ -259,10 +264,9 @@ func isSynthetic(attrs pcommon.Map) bool {
 }
 
 // synthesizeParent appends to the round, in org's resource and scope, a
-// CLIENT span between server (already rewritten: its trace id is final) and
-// parent, and re-parents server onto it (SPEC §4.4).
-func (e *engine) synthesizeParent(server ptrace.Span, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
-	tid := server.TraceID()
+// CLIENT span between server (whose final trace id is tid) and parent, and
+// re-parents server onto it (SPEC §4.4).
+func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
 	id := syntheticSpanID(tid, server.SpanID())
 	c := e.r.group(org).AppendEmpty()
 	c.SetTraceID(tid)
@@ -328,13 +332,13 @@ func (e *engine) holdForRolloutParent(n *node) {
 	ent.waiters = append(ent.waiters, n)
 }
 
-// rolloutSpanLeft records R's gym.rollout as it leaves (sp is rewritten, its
-// trace id T') and releases the SERVER spans that waited for it.
-func (e *engine) rolloutSpanLeft(sp ptrace.Span, n *node, org *origin) {
+// rolloutSpanLeft records R's gym.rollout as it leaves (tid is its final
+// trace id, T') and releases the SERVER spans that waited for it.
+func (e *engine) rolloutSpanLeft(sp ptrace.Span, tid pcommon.TraceID, n *node, org *origin) {
 	if !e.sm.synth || !e.split || n.rollout == "" || sp.Name() != gymRolloutSpanName {
 		return
 	}
-	ent := e.sm.table.entry(sp.TraceID())
+	ent := e.sm.table.entry(tid)
 	if ent.ref != nil {
 		return // the first gym.rollout of a trace is the one
 	}
@@ -360,22 +364,20 @@ func (e *engine) rolloutSpanLeft(sp ptrace.Span, n *node, org *origin) {
 	}
 }
 
-// repairOnEmit applies §4.4 to a span that leaves, after §4.2–§4.3 rewrote
-// it: peer.service on a CLIENT span, a synthesized CLIENT parent for a
-// SERVER span (below gym.rollout, or below an embedder's INTERNAL span of
-// another service), and the record of a gym.rollout span.
-func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
+// repairOnEmit applies §4.4 to a span that leaves, after ed planned its
+// §4.2–§4.3 rewrite: peer.service on a CLIENT span (into ed), a synthesized
+// CLIENT parent for a SERVER span (below gym.rollout, or below an embedder's
+// INTERNAL span of another service), and the record of a gym.rollout span.
+func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan, ed *spanEdit) {
 	switch sp.Kind() {
 	case ptrace.SpanKindClient:
 		if e.sm.peers {
-			if src := e.sm.setPeerService(sp, n.peerSvc); src >= 0 {
-				e.r.peerSet[src]++
-			}
+			e.planPeerService(ed, n.peerSvc)
 		}
 	case ptrace.SpanKindServer:
 		if hs != nil && hs.synth != nil {
 			ref := hs.synth
-			e.synthesizeParent(sp, info.service, ref.span, ref.org, ref.origHex, n.rollout)
+			e.synthesizeParent(sp, ed.traceID(), info.service, ref.span, ref.org, ref.origHex, n.rollout)
 			return
 		}
 		p := n.parent
@@ -385,17 +387,13 @@ func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSp
 		}
 		// An embedder's INTERNAL span of another service called this server
 		// without a CLIENT span of its own.
-		origHex := ""
-		if v, ok := sp.Attributes().Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
-			origHex = v.Str()
-		}
-		e.synthesizeParent(sp, info.service, p.key.span, p.org, origHex, n.rollout)
+		e.synthesizeParent(sp, ed.traceID(), info.service, p.key.span, p.org, ed.originalTraceHex(), n.rollout)
 	case ptrace.SpanKindInternal:
 		var org *origin
 		if hs != nil {
 			org = hs.origin
 		}
-		e.rolloutSpanLeft(sp, n, org)
+		e.rolloutSpanLeft(sp, ed.traceID(), n, org)
 	}
 }
 
@@ -427,7 +425,7 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node) {
 // repairUnindexed applies what §4.4 can to a span that passes unindexed
 // (pass-through runs, zero or duplicate span ids): a SERVER span teaches its
 // host:port, a CLIENT span gets peer.service from the host:port maps.
-func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo) {
+func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo, ed *spanEdit) {
 	if !e.sm.peers {
 		return
 	}
@@ -435,8 +433,6 @@ func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo) {
 	case ptrace.SpanKindServer:
 		e.sm.learn(sp, info.service)
 	case ptrace.SpanKindClient:
-		if src := e.sm.setPeerService(sp, ""); src >= 0 {
-			e.r.peerSet[src]++
-		}
+		e.planPeerService(ed, "")
 	}
 }

@@ -1,0 +1,144 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// spanEdit is the attribute and id rewrite of one leaving span (SPEC
+// §4.2–§4.4). It is decided under the processor's lock, where the shared
+// tables are, and applied after the lock is released: a span that left
+// belongs to its round's output, which nobody else touches, so the pdata
+// writes (the bulk of the rewrite's cost) run in parallel across callers.
+type spanEdit struct {
+	sp      ptrace.Span
+	rollout string // the rollout attribute to set; "" for none
+	extra   int    // attributes the rewrite adds, to grow the map once
+	split   bool   // the §4.3 trace rewrite applies
+	orig    pcommon.TraceID
+	origHex string          // hex of orig, written unless the span has a valid one
+	tid     pcommon.TraceID // T'
+	hs      *heldSpan       // cut and previous-attempt links; nil if none
+	peer    string          // peer.service to set, when hasPeer
+	hasPeer bool
+}
+
+// planRollout decides the rollout rewrite of sp, whose original trace id is
+// orig, into ed. The span's attributes are not read: orig is what
+// spanOriginalTrace read when the span arrived.
+func (e *engine) planRollout(ed *spanEdit, sp ptrace.Span, info *resInfo, rollout string, orig pcommon.TraceID, hs *heldSpan) {
+	ed.rollout = rollout
+	ed.extra = 2
+	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
+		ed.extra = 3 // peer.service (§4.4) follows: one growth instead of two
+	}
+	if !e.split {
+		return
+	}
+	ed.split = true
+	ed.orig = orig
+	ed.origHex = e.hexOf(orig)
+	ed.tid = e.tids.get(rolloutKey(info.run.id, orig), rollout)
+	if hs != nil && (hs.cut || hs.hasPrev) {
+		ed.hs = hs
+	}
+}
+
+// traceID is the span's trace id once ed is applied.
+func (ed *spanEdit) traceID() pcommon.TraceID {
+	if ed.rollout != "" && ed.split {
+		return ed.tid
+	}
+	return ed.sp.TraceID()
+}
+
+// originalTraceHex is the span's nemo.gym.original_trace_id once ed is
+// applied, or "".
+func (ed *spanEdit) originalTraceHex() string {
+	v, ok := ed.sp.Attributes().Get(attrOriginalTraceID)
+	has := ok && v.Type() == pcommon.ValueTypeStr
+	if ed.rollout != "" && ed.split {
+		if has {
+			if _, valid := parseTraceIDHex(v.Str()); valid {
+				return v.Str()
+			}
+		}
+		return ed.origHex
+	}
+	if has {
+		return v.Str()
+	}
+	return ""
+}
+
+func (ed *spanEdit) empty() bool { return ed.rollout == "" && !ed.hasPeer }
+
+// apply writes ed into its span.
+func (ed *spanEdit) apply(rolloutAttr string) {
+	sp := ed.sp
+	attrs := sp.Attributes()
+	if ed.rollout != "" {
+		attrs.EnsureCapacity(attrs.Len() + ed.extra)
+		if v, ok := attrs.Get(rolloutAttr); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != ed.rollout {
+			attrs.PutStr(rolloutAttr, ed.rollout)
+		}
+		if ed.split {
+			hasOrig := false
+			if v, ok := attrs.Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
+				_, hasOrig = parseTraceIDHex(v.Str())
+			}
+			if !hasOrig {
+				attrs.PutStr(attrOriginalTraceID, ed.origHex)
+			}
+			sp.SetTraceID(ed.tid)
+			if hs := ed.hs; hs != nil {
+				if hs.cut {
+					parent := sp.ParentSpanID()
+					sp.SetParentSpanID(pcommon.SpanID{})
+					l := sp.Links().AppendEmpty()
+					l.SetTraceID(ed.orig)
+					l.SetSpanID(parent)
+					l.Attributes().PutStr(attrLinkType, hs.cutType)
+				}
+				if hs.hasPrev {
+					l := sp.Links().AppendEmpty()
+					l.SetTraceID(hs.prev.trace)
+					l.SetSpanID(hs.prev.span)
+					l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
+				}
+			}
+		}
+	}
+	if ed.hasPeer {
+		attrs.PutStr(attrPeerService, ed.peer)
+	}
+}
+
+// editPool recycles the edit lists of rounds: one round is one batch, and
+// growing a fresh list for each would allocate more than the edits save.
+var editPool = sync.Pool{New: func() any { return new([]spanEdit) }}
+
+func getEdits() []spanEdit { return (*editPool.Get().(*[]spanEdit))[:0] }
+
+// applyEdits applies a round's edits; called without the lock, before the
+// output is regrouped or split. The list goes back to the pool.
+func (r *round) applyEdits(rolloutAttr string) {
+	for i := range r.edits {
+		r.edits[i].apply(rolloutAttr)
+		r.edits[i] = spanEdit{} // drop the references into the output
+	}
+	if cap(r.edits) > 0 && cap(r.edits) <= maxPooledEdits {
+		l := r.edits[:0]
+		editPool.Put(&l)
+	}
+	r.edits = nil
+}
+
+// maxPooledEdits keeps a rare huge round (a shutdown flush) from pinning
+// its list in the pool.
+const maxPooledEdits = 4096
