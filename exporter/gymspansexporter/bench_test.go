@@ -5,9 +5,12 @@ package gymspansexporter
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,10 +37,21 @@ func dirBytes(b *testing.B, dir string) int64 {
 
 // BenchmarkExport runs the same Gym span stream (100 rollouts x 20 spans per
 // batch, three processes) through gymspans (console, otlp_json) and contrib
-// fileexporter (json), each built by its factory, writing into a temp dir.
+// fileexporter (json), each built by its factory, writing into a temp dir,
+// from one caller and from four at once. The _small variants have 5 spans
+// per rollout and batch, the share a Gym process's SDK batch usually holds.
 // It reports spans/s, allocs/span, and MB/s of output (SetBytes).
 func BenchmarkExport(b *testing.B) {
-	td := gymTraces(42, 100, 20)
+	for _, shape := range []struct {
+		suffix   string
+		spansPer int
+	}{{"", 20}, {"_small", 5}} {
+		td := gymTraces(42, 100, shape.spansPer)
+		benchExporters(b, td, shape.suffix)
+	}
+}
+
+func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 	spans := td.SpanCount()
 	for _, tc := range []struct {
 		name string
@@ -72,38 +87,59 @@ func BenchmarkExport(b *testing.B) {
 			return f, cfg
 		}},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			dir := b.TempDir()
-			f, cfg := tc.make(dir)
-			exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
-			require.NoError(b, err)
-			require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
-			defer func() { require.NoError(b, exp.Shutdown(context.Background())) }()
-			// One warm-up batch measures the output per batch.
-			require.NoError(b, exp.ConsumeTraces(context.Background(), td))
-			b.SetBytes(dirBytes(b, dir))
-			b.ReportAllocs()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			cpu0 := cpuTime(b)
-			b.ResetTimer()
-			start := time.Now()
-			for i := 0; i < b.N; i++ {
+		for _, callers := range []int{1, 4} {
+			name := tc.name + suffix
+			if callers > 1 {
+				name += fmt.Sprintf("_%dcallers", callers)
+			}
+			b.Run(name, func(b *testing.B) { benchExport(b, tc.make, td, spans, callers) })
+		}
+	}
+}
+
+// benchExport pushes td b.N times from callers goroutines at once (a
+// receiver calls its exporter from several), each push waiting for the
+// previous one of its goroutine.
+func benchExport(b *testing.B, mk func(dir string) (exporter.Factory, component.Config), td ptrace.Traces, spans, callers int) {
+	dir := b.TempDir()
+	f, cfg := mk(dir)
+	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	require.NoError(b, err)
+	require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(b, exp.Shutdown(context.Background())) }()
+	// One warm-up batch measures the output per batch.
+	require.NoError(b, exp.ConsumeTraces(context.Background(), td))
+	b.SetBytes(dirBytes(b, dir))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
 				if err := exp.ConsumeTraces(context.Background(), td); err != nil {
-					b.Fatal(err)
+					b.Error(err)
+					return
 				}
 			}
-			elapsed := time.Since(start)
-			cpu := cpuTime(b) - cpu0
-			b.StopTimer()
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(b.N*spans)/elapsed.Seconds(), "spans/s")
-			// Spans per second of process CPU (user + system, the write
-			// syscalls included): steadier than wall time on a shared machine.
-			b.ReportMetric(float64(b.N*spans)/cpu.Seconds(), "spans/cpu-s")
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*spans), "allocs/span")
-		})
+		}()
 	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(b.N*spans)/elapsed.Seconds(), "spans/s")
+	// Spans per second of process CPU (user + system, the write
+	// syscalls included): steadier than wall time on a shared machine.
+	b.ReportMetric(float64(b.N*spans)/cpu.Seconds(), "spans/cpu-s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*spans), "allocs/span")
 }
 
 func cpuTime(b *testing.B) time.Duration {

@@ -26,10 +26,12 @@ import (
 //	(per-rollout, combined, rollouts.jsonl) → fileStore.appendLines per file
 //	(flock, torn tail, one write(2)) → the spans of failed files back to the caller
 //
-// One batch is encoded and written at a time (mu); the disk, not the
-// encoder, is the bottleneck, and the retry and rollout tables need no other
-// lock. Nothing is queued in memory: when ConsumeTraces returns nil, every
-// line is in the kernel (a kill -9 loses none); the flusher fsyncs.
+// Encoding and the bookkeeping after the write hold mu (the retry and
+// rollout tables need no other lock); the appends do not: concurrent pushes
+// are written together by groupCommit, one append per file. Nothing is
+// queued in memory beyond the pushes in flight: when ConsumeTraces returns
+// nil, every line of its batch is in the kernel (a kill -9 loses none); the
+// flusher fsyncs.
 //
 // Partial failure. A span's lines go to up to three files. When some of
 // those appends fail, the returned consumererror.Traces holds exactly the
@@ -55,9 +57,12 @@ type spansExporter struct {
 	// (service_map.*) plugs in here.
 	observers []spanObserver
 
+	commits  groupCommit
+	inflight sync.WaitGroup // pushes past encoding; shutdown waits for them
+
 	mu      sync.Mutex
 	store   *fileStore
-	batch   batch
+	free    []*batch                             // batches to reuse
 	retry   *boundedTable[[24]byte, []string]    // span → files already holding its line
 	errs    *boundedTable[[2]string, int]        // (run, rollout) → ERROR spans seen
 	names   *boundedTable[[2]string, nameResult] // (run, rollout) → rendered file name
@@ -165,6 +170,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 	if store == nil {
 		return nil
 	}
+	e.inflight.Wait()
 	close(stop)
 	<-stopped
 	var errs []error
@@ -225,9 +231,9 @@ type batch struct {
 	arena     []byte
 	lineStart int // the current span's encoding in arena
 	lineEnd   int
-	iovs      [][]byte
 	res       []byte
 	scope     []byte
+	wake      chan bool // groupCommit: false when written, true to become the writer
 }
 
 func (b *batch) reset() {
@@ -240,8 +246,6 @@ func (b *batch) reset() {
 	clear(b.byName)
 	clear(b.byRollout)
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
-	clear(b.iovs)
-	b.iovs = b.iovs[:0]
 	// Do not keep a huge arena alive between batches.
 	if cap(b.arena) > 16<<20 {
 		b.arena = nil
@@ -270,15 +274,39 @@ func (b *batch) file(name, kind string) *fileBatch {
 
 func (e *spansExporter) pushTraces(_ context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.store == nil {
+	store := e.store
+	if store == nil {
+		e.mu.Unlock()
 		return errors.New("gymspans exporter: not started")
 	}
-	b := &e.batch
-	defer b.reset()
+	var b *batch
+	if n := len(e.free); n > 0 {
+		b, e.free = e.free[n-1], e.free[:n-1]
+	} else {
+		b = &batch{wake: make(chan bool, 1)}
+	}
 	e.encode(b, td)
 	e.encodeRoots(b, td)
-	return e.writeBatch(b, td)
+	e.inflight.Add(1)
+	e.mu.Unlock()
+	defer e.inflight.Done()
+
+	e.commits.commit(b, store.appendLines, e.rotationOf)
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	err := e.finishBatch(b, td)
+	b.reset()
+	e.free = append(e.free, b)
+	return err
+}
+
+// rotationOf is the rotation of a file kind (only the combined file rotates).
+func (e *spansExporter) rotationOf(kind string) *rotation {
+	if kind == fileKindCombined {
+		return e.rot
+	}
+	return nil
 }
 
 // encode fills b with every span's lines, grouped per file.
@@ -507,30 +535,9 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 	}
 }
 
-// appendFiles appends every file's bytes, setting fb.err. (Appending
-// several files at once from goroutines was measured: it cost more CPU per
-// span and gave no steady gain in spans/s on two cores.)
-func (e *spansExporter) appendFiles(b *batch) {
-	for _, fb := range b.files {
-		if fb.size == 0 {
-			continue
-		}
-		var rot *rotation
-		if fb.kind == fileKindCombined {
-			rot = e.rot
-		}
-		b.iovs = b.iovs[:0]
-		for _, sg := range fb.segs {
-			b.iovs = append(b.iovs, b.arena[sg.start:sg.end])
-		}
-		fb.err = e.store.appendLines(fb.name, b.iovs, fb.size, rot)
-	}
-}
-
-// writeBatch appends every file's bytes and returns the spans that have a
-// line in a failed file.
-func (e *spansExporter) writeBatch(b *batch, td ptrace.Traces) error {
-	e.appendFiles(b)
+// finishBatch counts what b's appends wrote and returns the spans that have a
+// line in a failed file (nil when every append succeeded).
+func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
 	var errs []error
 	var lines, bytes [3]int // by file kind
 	for _, fb := range b.files {

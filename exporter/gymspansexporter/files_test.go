@@ -6,6 +6,7 @@ package gymspansexporter
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,12 +121,22 @@ func countFDsInside(t testing.TB, dir string) int {
 
 // TestOpenFilesBounded writes 10,000 rollouts with max_open_files 64 and a
 // 1 ms flush interval (so evicted dirty files are reopened for fsync
-// concurrently) and checks at every write that at most 64 descriptors
-// resolve inside the capture dir; afterwards every line is present.
+// concurrently, or synced with syncfs) and checks at every write that at
+// most 64 descriptors resolve inside the capture dir; afterwards every line
+// is present.
 func TestOpenFilesBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 files")
 	}
+	for _, tc := range []struct {
+		name        string
+		syncfsAbove int
+	}{{"fsync per file", math.MaxInt}, {"syncfs", syncfsThreshold}} {
+		t.Run(tc.name, func(t *testing.T) { testOpenFilesBounded(t, tc.syncfsAbove) })
+	}
+}
+
+func testOpenFilesBounded(t *testing.T, syncfsAbove int) {
 	const rollouts, perBatch = 10_000, 500
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -147,6 +159,9 @@ func TestOpenFilesBounded(t *testing.T) {
 		return defaultWrite(name, fd, p)
 	}
 	startExporter(t, e)
+	e.store.mu.Lock()
+	e.store.syncfsAbove = syncfsAbove
+	e.store.mu.Unlock()
 	for b := 0; b < rollouts/perBatch; b++ {
 		td := ptrace.NewTraces()
 		rs := td.ResourceSpans().AppendEmpty()
@@ -190,24 +205,6 @@ func TestOpenFilesBounded(t *testing.T) {
 	assert.Len(t, readLines(t, filepath.Join(dir, "rollouts.jsonl")), rollouts+rollouts/perBatch)
 	assert.Equal(t, int64(0), sum(metricByAttr(t, tel, metricOpenFiles, "")), "every descriptor closed")
 	assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
-}
-
-// TestConcurrentPushes pushes from several goroutines (as receivers do).
-func TestConcurrentPushes(t *testing.T) {
-	e, _ := newTestExporter(t, func(c *Config) { c.MaxOpenFiles = 4 })
-	startExporter(t, e)
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
-				assert.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(g*100+i+1), 5, 4)))
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 4*20*5*4)
 }
 
 // The multi-process test re-executes this test binary: each child runs
@@ -332,4 +329,40 @@ func TestRemovedFileIsRecreated(t *testing.T) {
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(2, 1, 3)))
 	assert.Len(t, readLines(t, path), 3)
 	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 3)
+}
+
+// TestFlushSyncfsAboveThreshold: a flush with more than syncfsThreshold
+// files to sync makes one syncfs and forgets them all; with fewer, it
+// fsyncs each (evicted ones reopened) and makes no syncfs.
+func TestFlushSyncfsAboveThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		rollouts   int
+		wantSyncfs int64
+	}{{syncfsThreshold / 2, 0}, {syncfsThreshold * 3, 1}} {
+		t.Run(fmt.Sprint(tc.rollouts), func(t *testing.T) {
+			e, tel := newTestExporter(t, func(c *Config) {
+				c.MaxOpenFiles = 4 // most rollout files are evicted while dirty
+				c.FlushInterval = time.Hour
+			})
+			startExporter(t, e)
+			ids := make([]string, tc.rollouts)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("r%d", i)
+			}
+			require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", ids)))
+			e.store.mu.Lock()
+			require.NotEmpty(t, e.store.evictedDirty)
+			e.store.mu.Unlock()
+
+			require.NoError(t, e.store.flush())
+			assert.Equal(t, tc.wantSyncfs, e.store.syncfsCalls.Load())
+			e.store.mu.Lock()
+			assert.Empty(t, e.store.evictedDirty)
+			for n, h := range e.store.handles {
+				assert.False(t, h.dirty, n)
+			}
+			e.store.mu.Unlock()
+			assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
+		})
+	}
 }

@@ -1,0 +1,148 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import "sync"
+
+// groupCommit writes the encoded batches of concurrent pushes together: one
+// append per file for all of them, instead of one per file and batch.
+//
+// A file append has a fixed cost (flock, fstat, writev, unlock, and the
+// filesystem's own per-write work) that dwarfs its bytes when a batch holds
+// a few spans per rollout, which is what Gym's processes send. While one
+// push is writing, the pushes that arrive queue their batches; when it is
+// done, the first of them becomes the writer and takes the whole queue. A
+// push returns only after its own lines were written, so the SPEC §5.1
+// guarantee (write(2) before ConsumeTraces returns) is kept, and a lone push
+// pays nothing but a mutex. Each push writes at most one group, so no push
+// waits for more than the group in flight and its own.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*batch
+	spare   []*batch
+	writing bool
+	// byName merges the files of a group (the writer's scratch).
+	byName map[string]*groupFile
+	order  []*groupFile
+	free   []*groupFile
+	iovs   [][]byte
+	// queued, when set (tests), is told the queue length each time a push
+	// queues behind a writer.
+	queued func(n int)
+}
+
+// groupFile is one file's share of a group: the batches' parts in order.
+type groupFile struct {
+	name  string
+	rot   *rotation
+	parts []*fileBatch
+	arena [][]byte // the arena of each part's batch
+	size  int
+}
+
+// commit writes b's files (fb.err set per file) together with the batches
+// of concurrent pushes, and returns when b's lines are written or failed.
+func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, size int, rot *rotation) error, rotFor func(kind string) *rotation) {
+	g.mu.Lock()
+	g.queue = append(g.queue, b)
+	if g.writing {
+		if g.queued != nil {
+			g.queued(len(g.queue))
+		}
+		g.mu.Unlock()
+		if lead := <-b.wake; !lead {
+			return // written by another push
+		}
+		g.mu.Lock()
+	}
+	g.writing = true
+	group := g.queue
+	g.queue, g.spare = g.spare[:0], nil
+	g.mu.Unlock()
+
+	g.write(group, write, rotFor)
+	for _, o := range group {
+		if o != b {
+			o.wake <- false
+		}
+	}
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].wake <- true // the next writer takes what queued meanwhile
+	} else {
+		g.writing = false
+	}
+	clear(group)
+	g.spare = group[:0]
+	g.mu.Unlock()
+}
+
+// write appends each file of the group once, in the order the files first
+// appear, with the batches' bytes in queue order, and gives every batch
+// part the result of its file's append.
+func (g *groupCommit) write(group []*batch, write func(string, [][]byte, int, *rotation) error, rotFor func(string) *rotation) {
+	if len(group) == 1 {
+		// The common case without contention: no merging.
+		b := group[0]
+		for _, fb := range b.files {
+			if fb.size > 0 {
+				g.iovs = appendSegs(g.iovs[:0], b.arena, fb)
+				fb.err = write(fb.name, g.iovs, fb.size, rotFor(fb.kind))
+			}
+		}
+		clear(g.iovs)
+		return
+	}
+	if g.byName == nil {
+		g.byName = map[string]*groupFile{}
+	}
+	for _, b := range group {
+		for _, fb := range b.files {
+			if fb.size == 0 {
+				continue
+			}
+			gf := g.byName[fb.name]
+			if gf == nil {
+				if n := len(g.free); n > 0 {
+					gf, g.free = g.free[n-1], g.free[:n-1]
+				} else {
+					gf = &groupFile{}
+				}
+				gf.name, gf.rot = fb.name, rotFor(fb.kind)
+				g.byName[fb.name] = gf
+				g.order = append(g.order, gf)
+			}
+			gf.parts = append(gf.parts, fb)
+			gf.arena = append(gf.arena, b.arena)
+			gf.size += fb.size
+		}
+	}
+	for _, gf := range g.order {
+		g.iovs = g.iovs[:0]
+		for i, fb := range gf.parts {
+			g.iovs = appendSegs(g.iovs, gf.arena[i], fb)
+		}
+		err := write(gf.name, g.iovs, gf.size, gf.rot)
+		for _, fb := range gf.parts {
+			fb.err = err
+		}
+		clear(gf.parts)
+		clear(gf.arena)
+		gf.parts, gf.arena, gf.size = gf.parts[:0], gf.arena[:0], 0
+		g.free = append(g.free, gf)
+	}
+	clear(g.iovs)
+	clear(g.byName)
+	clear(g.order)
+	g.order = g.order[:0]
+}
+
+// appendSegs appends fb's byte ranges of arena.
+func appendSegs(iovs [][]byte, arena []byte, fb *fileBatch) [][]byte {
+	for _, sg := range fb.segs {
+		iovs = append(iovs, arena[sg.start:sg.end])
+	}
+	return iovs
+}

@@ -1,0 +1,197 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"golang.org/x/sys/unix"
+)
+
+// gatedDisk holds the first write until released, passes the first push's
+// remaining writes (first files of them), and then applies the faults and
+// counts the writev calls per file: those are the grouped pushes' writes.
+type gatedDisk struct {
+	faultyDisk
+	firstFiles int
+	entered    chan struct{}
+	release    chan struct{}
+	mu         sync.Mutex
+	n          int
+	calls      map[string]int
+}
+
+func (d *gatedDisk) write(name string, fd int, iovs [][]byte) (int, error) {
+	d.mu.Lock()
+	d.n++
+	n := d.n
+	if n > d.firstFiles {
+		d.calls[name]++
+	}
+	d.mu.Unlock()
+	if n == 1 {
+		close(d.entered)
+		<-d.release
+	}
+	if n <= d.firstFiles {
+		return defaultWrite(name, fd, iovs)
+	}
+	return d.faultyDisk.write(name, fd, iovs)
+}
+
+// otlpSpanIDsIn returns how many times each span id occurs in an OTLP/JSON
+// lines file.
+func otlpSpanIDsIn(t testing.TB, path string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	var u ptrace.JSONUnmarshaler
+	for _, l := range readLines(t, path) {
+		td, err := u.UnmarshalTraces([]byte(l))
+		require.NoError(t, err, l)
+		for id := range countSpans(td) {
+			out[id]++
+		}
+	}
+	return out
+}
+
+// TestGroupCommit holds one push inside its first write while four more
+// queue behind it, then checks that the four were written with one append
+// per file between them, that every span is in every file exactly once,
+// and that a failed file fails exactly its spans in each of the grouped
+// pushes (and a retry then completes them).
+func TestGroupCommit(t *testing.T) {
+	for _, full := range []string{"", "0-1.spans.jsonl", "spans.jsonl"} {
+		t.Run("full="+full, func(t *testing.T) {
+			disk := &gatedDisk{
+				firstFiles: len(expectedFiles(gymTraces(100, 8, 5))),
+				entered:    make(chan struct{}), release: make(chan struct{}), calls: map[string]int{},
+			}
+			disk.set([]string{full}, nil)
+			e, _ := newTestExporter(t, nil)
+			e.write = disk.write
+			queued := make(chan int, 8)
+			e.commits.queued = func(n int) { queued <- n }
+			startExporter(t, e)
+
+			const pushes = 5
+			want := map[string]map[string]int{}
+			errs := make([]error, pushes)
+			var wg sync.WaitGroup
+			push := func(i int) {
+				defer wg.Done()
+				errs[i] = e.pushTraces(context.Background(), gymTraces(uint64(100+i), 8, 5))
+			}
+			for i := 0; i < pushes; i++ {
+				for f, ids := range expectedFiles(gymTraces(uint64(100+i), 8, 5)) {
+					if want[f] == nil {
+						want[f] = map[string]int{}
+					}
+					for id := range ids {
+						want[f][id] = 1
+					}
+				}
+			}
+			wg.Add(1)
+			go push(0)
+			<-disk.entered
+			for i := 1; i < pushes; i++ {
+				wg.Add(1)
+				go push(i)
+			}
+			for n := 0; n < pushes-1; {
+				n = <-queued
+			}
+			close(disk.release)
+			wg.Wait()
+
+			// The four queued pushes: one writev per file they share.
+			grouped := expectedFiles(gymTraces(101, 8, 5))
+			for f, n := range disk.calls {
+				assert.Equal(t, 1, n, "writev calls for %s by the grouped pushes", f)
+			}
+			assert.Len(t, disk.calls, len(grouped), "every file of the group is appended to")
+
+			var back []map[string]bool
+			for i, err := range errs {
+				if full == "" {
+					require.NoError(t, err, "push %d", i)
+					continue
+				}
+				if i == 0 {
+					require.NoError(t, err, "the first push is written before the fault")
+					continue
+				}
+				require.ErrorIs(t, err, unix.ENOSPC, "push %d", i)
+				var perr consumererror.Traces
+				require.ErrorAs(t, err, &perr)
+				wantBack := map[string]bool{}
+				for sid := range expectedFiles(gymTraces(uint64(100+i), 8, 5))[full] {
+					wantBack[sid] = true
+				}
+				assert.Equal(t, wantBack, countSpans(perr.Data()), "push %d carries back exactly its spans of %s", i, full)
+				back = append(back, countSpans(perr.Data()))
+				disk.set(nil, nil)
+				require.NoError(t, e.pushTraces(context.Background(), perr.Data()))
+			}
+			if full != "" {
+				assert.Len(t, back, pushes-1)
+			}
+			assertExactlyOnce(t, e.cfg.CaptureDir, want)
+			assert.Zero(t, e.retry.len())
+		})
+	}
+}
+
+// TestConcurrentPushes writes from eight goroutines at once, as receivers
+// do (grouped or not, as the scheduler has it), with only four descriptors:
+// every span is once in every file, and every line parses.
+func TestConcurrentPushes(t *testing.T) {
+	for _, format := range []string{formatConsole, formatOTLPJSON} {
+		t.Run(format, func(t *testing.T) {
+			e, _ := newTestExporter(t, func(c *Config) { c.Format = format; c.MaxOpenFiles = 4 })
+			startExporter(t, e)
+			want := map[string]map[string]int{}
+			var wg sync.WaitGroup
+			for g := 0; g < 8; g++ {
+				for r := 0; r < 10; r++ {
+					td := gymTraces(uint64(1000+g*100+r), 6, 4)
+					for f, ids := range expectedFiles(td) {
+						if want[f] == nil {
+							want[f] = map[string]int{}
+						}
+						for id := range ids {
+							want[f][id] = 1
+						}
+					}
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; r < 10; r++ {
+						assert.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(1000+g*100+r), 6, 4)))
+					}
+				}()
+			}
+			wg.Wait()
+			if format == formatConsole {
+				assertExactlyOnce(t, e.cfg.CaptureDir, want)
+				return
+			}
+			for f, ids := range want {
+				if f == "rollouts.jsonl" {
+					assert.Equal(t, ids, spanIDsIn(t, e.cfg.CaptureDir+"/"+f), f)
+					continue
+				}
+				assert.Equal(t, ids, otlpSpanIDsIn(t, e.cfg.CaptureDir+"/"+f), f)
+			}
+		})
+	}
+}
