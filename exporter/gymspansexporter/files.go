@@ -22,7 +22,10 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // fsync. A background flusher fsyncs dirty handles at most every
 // flush_interval; a dirty handle that is evicted is closed without fsync and
 // its name kept in a dirty list, which the next flush tick reopens (read-only,
-// within the bound) and fsyncs. Rotation fsyncs the rotated file and the dir;
+// within the bound) and fsyncs. When a tick has more than syncfsThreshold
+// files to sync (Gym's many short-lived rollout files at a high span rate),
+// one syncfs(2) of the capture dir's filesystem replaces the per-file
+// fsyncs and the reopens. Rotation fsyncs the rotated file and the dir;
 // shutdown fsyncs everything.
 
 import (
@@ -35,6 +38,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -115,6 +119,8 @@ type fileStore struct {
 	// evictedDirty names files closed before their last write was fsynced.
 	evictedDirty map[string]struct{}
 	closed       bool
+	syncfsAbove  int          // syncfsThreshold; tests raise it to keep the per-file path
+	syncfsCalls  atomic.Int64 // flushes done with one syncfs (tests read it)
 }
 
 // storeObserver receives the file layer's events for the exporter's metrics.
@@ -140,6 +146,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 		handles:      map[string]*handle{},
 		lru:          list.New(),
 		evictedDirty: map[string]struct{}{},
+		syncfsAbove:  syncfsThreshold,
 	}
 	s.cond = sync.NewCond(&s.mu)
 	return s, nil
@@ -273,6 +280,16 @@ func (s *fileStore) reopen(h *handle) (*handle, error) {
 	s.mu.Unlock()
 	s.release(h)
 	return s.acquire(h.name)
+}
+
+// syncfs is syncfs(2), retried on EINTR.
+func syncfs(fd int) error {
+	for {
+		err := unix.Syncfs(fd)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 func flock(fd, how int) error {
@@ -488,9 +505,15 @@ func (s *fileStore) pruneBackups(name string, keep int) {
 	}
 }
 
+// syncfsThreshold is the number of files to sync in one flush above which
+// one syncfs(2) is cheaper than an fsync (and, for evicted files, an open
+// and a close) per file.
+const syncfsThreshold = 16
+
 // flush fsyncs every file written since the last flush: cached dirty
 // handles one at a time (so at most one is pinned by the flusher), then the
-// files evicted while dirty, reopened read-only within the descriptor bound.
+// files evicted while dirty, reopened read-only within the descriptor bound;
+// or, above syncfsThreshold files, the whole filesystem at once.
 func (s *fileStore) flush() error {
 	s.mu.Lock()
 	var dirty []string
@@ -498,6 +521,21 @@ func (s *fileStore) flush() error {
 		if h.dirty {
 			dirty = append(dirty, n)
 		}
+	}
+	if len(dirty)+len(s.evictedDirty) > s.syncfsAbove {
+		// Clear the marks first: a write after this is synced by the next
+		// flush, one before it by this syncfs.
+		for _, n := range dirty {
+			s.handles[n].dirty = false
+		}
+		clear(s.evictedDirty)
+		s.mu.Unlock()
+		s.syncfsCalls.Add(1)
+		if err := syncfs(s.dirFD); err != nil {
+			s.obs.fsyncFailed(s.dirPath, err)
+			return fmt.Errorf("syncfs of %q: %w", s.dirPath, err)
+		}
+		return nil
 	}
 	s.mu.Unlock()
 	var errs []error
