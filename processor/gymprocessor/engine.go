@@ -4,9 +4,10 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -106,6 +107,10 @@ type engine struct {
 	now int64
 	r   *round
 
+	// Buffers of flush, kept between ticks.
+	due      []*heldSpan
+	dueOrder []attemptOrder
+
 	// The span being classified where it lies in the incoming batch.
 	cur     *node
 	curSpan ptrace.Span
@@ -165,8 +170,9 @@ func (e *engine) end() *round {
 
 // consume indexes every span of td, rewrites in place the spans whose
 // rollout is known, moves the others into the pending store, and appends to
-// td the held spans this batch decided. td is the round's output.
-func (e *engine) consume(td ptrace.Traces, now int64) *round {
+// td the held spans this batch decided. td is the round's output; f holds
+// its facts, read by prepare.
+func (e *engine) consume(td ptrace.Traces, f *batchFacts, now int64) *round {
 	e.begin(td, now)
 	rss := td.ResourceSpans()
 	// Spans end, and are exported, children first: taking each batch from
@@ -174,6 +180,7 @@ func (e *engine) consume(td ptrace.Traces, now int64) *round {
 	// downward where they lie instead of being held.
 	for i := rss.Len() - 1; i >= 0; i-- {
 		rs := rss.At(i)
+		rf := &f.res[i]
 		var info *resInfo
 		sss := rs.ScopeSpans()
 		for j := sss.Len() - 1; j >= 0; j-- {
@@ -184,22 +191,21 @@ func (e *engine) consume(td ptrace.Traces, now int64) *round {
 				continue
 			}
 			if info == nil {
-				info = e.resourceInfo(rs.Resource())
+				info = e.resourceInfo(rf)
 			}
-			var held []bool
+			facts := f.spans[f.scope[rf.scope+j]:][:spans.Len()]
+			anyHeld := false
 			for k := spans.Len() - 1; k >= 0; k-- {
-				if e.arrive(spans.At(k), info) {
-					if held == nil {
-						held = make([]bool, spans.Len())
-					}
-					held[k] = true
+				if e.arrive(spans.At(k), info, &facts[k]) {
+					facts[k].held = true
+					anyHeld = true
 				}
 				e.enforcePendingBounds()
 			}
-			if held != nil {
+			if anyHeld {
 				k := 0
 				spans.RemoveIf(func(ptrace.Span) bool {
-					h := held[k]
+					h := facts[k].held
 					k++
 					return h
 				})
@@ -229,7 +235,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 	}
 	e.checkRuns(shutdown)
 	for {
-		var batch []*heldSpan
+		batch := e.due[:0]
 		minPhase := uint8(math.MaxUint8)
 		for len(e.heap) > 0 && e.heap[0].deadline <= limit {
 			hs := heap.Pop(&e.heap).(*heldSpan)
@@ -239,24 +245,22 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 		if len(batch) == 0 {
 			break
 		}
-		todo := batch[:0:0]
+		// Earlier attempts first, so a retry finds its previous attempt's root.
+		keyed := e.dueOrder[:0]
 		for _, hs := range batch {
 			if hs.phase == minPhase {
-				todo = append(todo, hs)
+				keyed = append(keyed, attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs})
 			} else {
 				heap.Push(&e.heap, hs)
 			}
 		}
-		// Earlier attempts first, so a retry finds its previous attempt's root.
-		keyed := make([]attemptOrder, len(todo))
-		for i, hs := range todo {
-			keyed[i] = attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs}
-		}
-		sort.Slice(keyed, func(i, j int) bool {
-			if keyed[i].attempt != keyed[j].attempt {
-				return keyed[i].attempt < keyed[j].attempt
+		clear(batch)
+		e.due = batch[:0]
+		slices.SortFunc(keyed, func(a, b attemptOrder) int {
+			if a.attempt != b.attempt {
+				return cmp.Compare(a.attempt, b.attempt)
 			}
-			return keyed[i].hs.seq < keyed[j].hs.seq
+			return cmp.Compare(a.hs.seq, b.hs.seq)
 		})
 		for _, k := range keyed {
 			hs := k.hs
@@ -265,11 +269,19 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 			}
 			e.expire(hs, relReason)
 		}
+		clear(keyed)
+		e.dueOrder = keyed[:0]
+	}
+	if cap(e.due) > maxKeptDue {
+		e.due, e.dueOrder = nil, nil // after a huge flush (shutdown, a bound)
 	}
 	e.jobs.expire(now)
 	e.enforceIndexBounds()
 	return e.end()
 }
+
+// maxKeptDue bounds the flush buffers kept between ticks.
+const maxKeptDue = 1 << 14
 
 type attemptOrder struct {
 	attempt int
@@ -284,9 +296,8 @@ func (n *node) candidate() string {
 	return n.below.id
 }
 
-func (e *engine) resourceInfo(res pcommon.Resource) *resInfo {
-	attrs := res.Attributes()
-	runID := resourceString(attrs, e.cfg.RunAttribute)
+func (e *engine) resourceInfo(rf *resFacts) *resInfo {
+	runID := rf.run
 	run := e.runs[runID]
 	if run == nil {
 		maxRuns := max(1024, e.cfg.Split.MaxTrackedJobs)
@@ -294,33 +305,26 @@ func (e *engine) resourceInfo(res pcommon.Resource) *resInfo {
 			delete(e.runs, e.runOrder[0])
 			e.runOrder = e.runOrder[1:]
 		}
+		runID = strings.Clone(runID) // kept: not a view into the batch
 		run = &runState{id: runID, firstSeen: e.now}
 		e.runs[runID] = run
 		e.runOrder = append(e.runOrder, runID)
 	}
-	service := ""
-	for _, k := range e.cfg.ServiceAttributes {
-		if service = resourceString(attrs, k); service != "" {
-			break
-		}
-	}
+	service := rf.service
 	switch {
 	case run.service == "" && !run.manyService:
 		run.service = service
-		run.serviceOrch = resourceString(attrs, "nemo.gym.server.type") == "orchestrator" ||
-			strings.HasSuffix(service, "orchestrator")
+		run.serviceOrch = rf.serviceOrch
 	case run.service != service:
 		run.manyService = true
 	}
-	pk := resourceString(attrs, "service.name") + "\x00" + resourceString(attrs, "host.name") + "\x00" +
-		resourceString(attrs, "process.pid")
-	proc := e.procs[pk]
+	proc := e.procs[rf.proc]
 	if proc == nil {
 		if len(e.procs) >= 1<<16 {
 			clear(e.procs)
 		}
 		proc = &procState{}
-		e.procs[pk] = proc
+		e.procs[strings.Clone(rf.proc)] = proc
 	}
 	return &resInfo{run: run, proc: proc, service: e.sm.intern(service)}
 }
@@ -392,17 +396,17 @@ func (e *engine) waitFor(n *node, info *resInfo) int64 {
 
 // arrive classifies one incoming span. It returns true when the span was
 // moved out of the batch into the pending store.
-func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
+func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	r := e.r
 	r.received++
-	ev := e.ev.find(sp.Attributes())
+	ev := sf.ev
 	if ev != "" {
 		e.noteEvidence(info)
 	}
 	if info.run.passThrough {
 		r.passed++
 		ed := spanEdit{sp: sp}
-		e.repairUnindexed(sp, info, &ed)
+		e.repairUnindexed(sp, info, sf, &ed)
 		if !ed.empty() {
 			e.r.edits = append(e.r.edits, ed)
 		}
@@ -412,17 +416,17 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 	if sp.Kind() == ptrace.SpanKindServer && pid.IsEmpty() {
 		r.problems[problemServerWithoutParent]++
 	}
-	orig := spanOriginalTrace(sp)
+	orig := sf.orig
 	sid := sp.SpanID()
 	if sid.IsEmpty() {
-		e.passUnindexed(sp, info, orig, ev)
+		e.passUnindexed(sp, info, sf)
 		return false
 	}
 	key := spanKey{trace: orig, span: sid}
 	n := e.idx[key]
 	if n != nil && n.state != stAbsent {
 		r.duplicates++
-		e.passUnindexed(sp, info, orig, ev)
+		e.passUnindexed(sp, info, sf)
 		return false
 	}
 	if n == nil {
@@ -444,8 +448,8 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 		n.parent = p
 	}
 	e.cur, e.curSpan, e.curInfo, e.curHeld = n, sp, info, false
-	e.noteArrival(sp, info, n)
-	_, isJob := e.jobNames[sp.Name()]
+	e.noteArrival(sp, info, n, sf)
+	isJob := sf.job
 	switch {
 	case ev != "":
 		e.decide(n, ev, howDirect)
@@ -478,8 +482,9 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo) bool {
 
 // passUnindexed emits a span that cannot be indexed (zero or duplicate span
 // id) at once, with the rollout it shows directly or through its parent.
-func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, orig pcommon.TraceID, ev string) {
-	rollout, h := ev, howDirect
+func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts) {
+	orig := sf.orig
+	rollout, h := sf.ev, howDirect
 	if rollout == "" {
 		if pid := sp.ParentSpanID(); !pid.IsEmpty() {
 			if p := e.idx[spanKey{trace: orig, span: pid}]; p != nil && p.rollout != "" {
@@ -492,7 +497,7 @@ func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, orig pcommon.Trace
 		e.r.promoted[h-howDirect]++
 		e.planRollout(&ed, sp, info, rollout, orig, nil)
 	}
-	e.repairUnindexed(sp, info, &ed)
+	e.repairUnindexed(sp, info, sf, &ed)
 	if !ed.empty() {
 		e.r.edits = append(e.r.edits, ed)
 	}

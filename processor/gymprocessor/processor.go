@@ -147,12 +147,14 @@ func (p *gymProcessor) Capabilities() consumer.Capabilities {
 // (with whatever held spans they decide), and holds the rest. An error of
 // the next consumer is returned, logged and counted.
 func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	f := p.eng.prepare(td) // without the lock: it reads td and the configuration only
+	defer f.release()
 	p.mu.Lock()
 	if p.shutdown {
 		p.mu.Unlock()
 		return p.next.ConsumeTraces(ctx, td)
 	}
-	r := p.eng.consume(td, p.clock.Now().UnixNano())
+	r := p.eng.consume(td, f, p.clock.Now().UnixNano())
 	g := p.gaugesLocked()
 	p.mu.Unlock()
 	return p.deliver(ctx, r, g)

@@ -144,12 +144,12 @@ func (sm *serviceMap) intern(s string) string {
 	return v
 }
 
-// learn records the host:port a SERVER span was reached at.
-func (sm *serviceMap) learn(sp ptrace.Span, service string) {
+// learn records the host:port a SERVER span was reached at (hp, read by
+// prepare).
+func (sm *serviceMap) learn(hp, service string) {
 	if !sm.peers || service == "" {
 		return
 	}
-	hp := hostport.Server(sp.Attributes())
 	if hp == "" {
 		return
 	}
@@ -401,13 +401,13 @@ func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSp
 // about others: a SERVER span names its parent's peer service and the
 // host:port it was reached at; an INTERNAL span keeps its resource as a
 // possible embedder parent.
-func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node) {
+func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node, sf *spanFacts) {
 	switch sp.Kind() {
 	case ptrace.SpanKindServer:
 		if p := n.parent; p != nil && p.peerSvc == "" {
 			p.peerSvc = info.service
 		}
-		e.sm.learn(sp, info.service)
+		e.sm.learn(sf.serverHP, info.service)
 	case ptrace.SpanKindInternal:
 		if e.sm.synth {
 			// One copy of the resource and scope per process and scope,
@@ -425,13 +425,13 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node) {
 // repairUnindexed applies what §4.4 can to a span that passes unindexed
 // (pass-through runs, zero or duplicate span ids): a SERVER span teaches its
 // host:port, a CLIENT span gets peer.service from the host:port maps.
-func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo, ed *spanEdit) {
+func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts, ed *spanEdit) {
 	if !e.sm.peers {
 		return
 	}
 	switch sp.Kind() {
 	case ptrace.SpanKindServer:
-		e.sm.learn(sp, info.service)
+		e.sm.learn(sf.serverHP, info.service)
 	case ptrace.SpanKindClient:
 		e.planPeerService(ed, "")
 	}
