@@ -58,6 +58,32 @@ type round struct {
 	problems    [numProblems]int64
 	noEvRuns    []string
 	edits       []spanEdit // rewrites of leaving spans, applied without the lock
+	leaving     []outSpan  // spans that leave out of the pending store, in order
+}
+
+// outSpan is a span that leaves from outside the incoming batch (a held
+// span, a synthesized one) with the resource and scope it goes out in.
+type outSpan struct {
+	org  *origin
+	span ptrace.Span
+}
+
+// leave queues sp to go out in org's resource and scope. The round's output
+// is assembled after the lock is released (see assemble): the span is the
+// round's alone once it left.
+func (r *round) leave(org *origin, sp ptrace.Span) {
+	r.leaving = append(r.leaving, outSpan{org: org, span: sp})
+}
+
+// assemble appends the spans that left to the output, grouped by origin in
+// the order the origins first left. Called without the lock, after the
+// edits are applied.
+func (r *round) assemble() {
+	for i, l := range r.leaving {
+		l.span.MoveTo(r.group(l.org).AppendEmpty())
+		r.leaving[i] = outSpan{}
+	}
+	r.leaving, r.groups = nil, nil
 }
 
 func (r *round) group(o *origin) ptrace.SpanSlice {
@@ -106,6 +132,8 @@ type engine struct {
 
 	now int64
 	r   *round
+
+	spare []*node // unused fresh nodes from prepare (see newNode)
 
 	// Buffers of flush, kept between ticks.
 	due      []*heldSpan
@@ -200,6 +228,7 @@ func (e *engine) consume(td ptrace.Traces, f *batchFacts, now int64) *round {
 					facts[k].held = true
 					anyHeld = true
 				}
+				e.keepSpare(&facts[k])
 				e.enforcePendingBounds()
 			}
 			if anyHeld {
@@ -430,7 +459,12 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		return false
 	}
 	if n == nil {
-		n = &node{key: key}
+		n = sf.node // allocated by prepare, outside the lock
+		sf.node = nil
+		if n == nil {
+			n = e.newNode()
+		}
+		n.key = key
 		e.idx[key] = n
 	} else if n.late {
 		r.lateParents++
@@ -441,7 +475,8 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		pk := spanKey{trace: orig, span: pid}
 		p := e.idx[pk]
 		if p == nil {
-			p = &node{key: pk}
+			p = e.newNode()
+			p.key = pk
 			e.idx[pk] = p
 			e.fifo.push(p, e.now)
 		}
@@ -479,6 +514,29 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	e.cur = nil
 	return e.curHeld
 }
+
+// newNode returns a fresh node: one prepare allocated for a span that did
+// not need it (its node was already there), else a new one.
+func (e *engine) newNode() *node {
+	if k := len(e.spare); k > 0 {
+		n := e.spare[k-1]
+		e.spare = e.spare[:k-1]
+		return n
+	}
+	return new(node)
+}
+
+// keepSpare keeps a node prepare allocated and the span did not use. It
+// was never published, so it is as fresh as a new one.
+func (e *engine) keepSpare(sf *spanFacts) {
+	if sf.node != nil && len(e.spare) < maxSpareNodes {
+		e.spare = append(e.spare, sf.node)
+	}
+	sf.node = nil
+}
+
+// maxSpareNodes bounds the unused nodes kept for placeholders.
+const maxSpareNodes = 256
 
 // passUnindexed emits a span that cannot be indexed (zero or duplicate span
 // id) at once, with the rollout it shows directly or through its parent.
@@ -799,9 +857,8 @@ func (e *engine) emit(n *node) {
 		}
 		e.pendingBytes -= hs.bytes
 		n.held = nil
-		dst := e.r.group(hs.origin).AppendEmpty()
-		hs.span.MoveTo(dst)
-		e.leave(dst, hs.origin.info, n, hs)
+		e.r.leave(hs.origin, hs.span)
+		e.leave(hs.span, hs.origin.info, n, hs)
 		if n.job {
 			e.dropJobWait(n)
 		} else {

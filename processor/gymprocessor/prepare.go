@@ -41,6 +41,7 @@ type spanFacts struct {
 	job      bool            // its name is a job span name
 	held     bool            // set by the engine: the span moved to the pending store
 	serverHP string          // a SERVER span's host:port (§4.4), when the repairs are on
+	node     *node           // a fresh index node for the span, unless its id is zero
 }
 
 var factsPool = sync.Pool{New: func() any { return new(batchFacts) }}
@@ -95,6 +96,11 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 
 func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
 	sf := spanFacts{ev: e.ev.find(sp.Attributes()), orig: spanOriginalTrace(sp)}
+	if !sp.SpanID().IsEmpty() {
+		// Most spans arrive before any child names them: their node is
+		// new, and allocating it here keeps the allocation out of the lock.
+		sf.node = new(node)
+	}
 	_, sf.job = e.jobNames[sp.Name()]
 	if e.sm.peers && sp.Kind() == ptrace.SpanKindServer {
 		sf.serverHP = hostport.Server(sp.Attributes())

@@ -172,6 +172,7 @@ func (p *gymProcessor) gaugesLocked() gauges {
 // diagnostics. It runs without the lock.
 func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 	r.applyEdits(p.cfg.RolloutAttribute)
+	r.assemble()
 	out := r.out
 	if p.cfg.PromoteToResource {
 		out = promoteToResource(out, p.cfg.RolloutAttribute)

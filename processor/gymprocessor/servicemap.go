@@ -268,7 +268,8 @@ func isSynthetic(attrs pcommon.Map) bool {
 // re-parents server onto it (SPEC §4.4).
 func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
 	id := syntheticSpanID(tid, server.SpanID())
-	c := e.r.group(org).AppendEmpty()
+	c := ptrace.NewSpan()
+	e.r.leave(org, c)
 	c.SetTraceID(tid)
 	c.SetSpanID(id)
 	c.SetParentSpanID(parent)
