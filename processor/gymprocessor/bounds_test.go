@@ -85,7 +85,7 @@ func TestIndexIsBoundedAndExpires(t *testing.T) {
 			{id: fmt.Sprintf("d%02d", i), parent: fmt.Sprintf("p%02d", i), trace: "t", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
 		}))
 		h.p.mu.Lock()
-		n := len(h.p.eng.idx) - len(h.p.eng.heap)
+		n := h.p.eng.idx.len() - len(h.p.eng.heap)
 		h.p.mu.Unlock()
 		require.LessOrEqual(t, n, cfg.MaxPendingSpans+1, "index entries beyond the held spans")
 	}

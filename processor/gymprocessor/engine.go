@@ -112,7 +112,7 @@ type engine struct {
 
 	settle, wait, rolloutWait int64
 
-	idx          map[spanKey]*node
+	idx          spanIndex
 	fifo         nodeQueue
 	heap         pendingHeap
 	pendingBytes int64
@@ -163,7 +163,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		settle:       int64(cfg.Settle),
 		wait:         int64(cfg.Wait),
 		rolloutWait:  int64(cfg.RolloutWait),
-		idx:          make(map[spanKey]*node),
+		idx:          newSpanIndex(),
 		indexCap:     cfg.MaxPendingSpans,
 		tracePending: make(map[pcommon.TraceID]int32),
 		jobWait:      make(map[pcommon.TraceID][]*node),
@@ -452,7 +452,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		return false
 	}
 	key := spanKey{trace: orig, span: sid}
-	n := e.idx[key]
+	n := e.idx.get(sf.h, key)
 	if n != nil && n.state != stAbsent {
 		r.duplicates++
 		e.passUnindexed(sp, info, sf)
@@ -465,7 +465,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 			n = e.newNode()
 		}
 		n.key = key
-		e.idx[key] = n
+		e.idx.put(sf.h, n)
 	} else if n.late {
 		r.lateParents++
 		n.late = false
@@ -473,11 +473,11 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	n.state = stPending
 	if !pid.IsEmpty() && pid != sid {
 		pk := spanKey{trace: orig, span: pid}
-		p := e.idx[pk]
+		p := e.idx.get(sf.ph, pk)
 		if p == nil {
 			p = e.newNode()
 			p.key = pk
-			e.idx[pk] = p
+			e.idx.put(sf.ph, p)
 			e.fifo.push(p, e.now)
 		}
 		n.parent = p
@@ -545,7 +545,7 @@ func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts) {
 	rollout, h := sf.ev, howDirect
 	if rollout == "" {
 		if pid := sp.ParentSpanID(); !pid.IsEmpty() {
-			if p := e.idx[spanKey{trace: orig, span: pid}]; p != nil && p.rollout != "" {
+			if p := e.idx.get(sf.ph, spanKey{trace: orig, span: pid}); p != nil && p.rollout != "" {
 				rollout, h = p.rollout, howDownward
 			}
 		}
@@ -829,7 +829,7 @@ func (e *engine) enforceIndexBounds() {
 	ttlStart := e.now - e.wait
 	for budget := e.fifo.len(); budget > 0 && e.fifo.len() > 0; budget-- {
 		f := e.fifo.peek()
-		over := len(e.idx)-len(e.heap) > e.indexCap
+		over := e.idx.len()-len(e.heap) > e.indexCap
 		if f.at > ttlStart && !over {
 			return
 		}
@@ -845,7 +845,7 @@ func (e *engine) enforceIndexBounds() {
 		// A node not removed is the one its key maps to: a key gets a new
 		// node only after its old one was removed.
 		n.removed = true
-		delete(e.idx, n.key)
+		e.idx.del(n)
 	}
 }
 

@@ -4,6 +4,10 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -124,3 +128,68 @@ func (q *nodeQueue) pop() {
 		q.head = 0
 	}
 }
+
+// spanIndex maps span keys to index nodes. A key is hashed with a secret
+// per-process seed (so a sender cannot aim collisions) by prepare, before
+// the lock; the map under the lock holds only the 64-bit hashes, which it
+// hashes and compares far more cheaply than 24-byte keys. A key whose hash
+// another key already holds (about never) lives in an overflow map.
+type spanIndex struct {
+	seed [4]uint64
+	m    map[uint64]*node
+	ovf  map[spanKey]*node
+}
+
+func newSpanIndex() spanIndex {
+	return spanIndex{
+		seed: [4]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64(), rand.Uint64() | 1},
+		m:    make(map[uint64]*node),
+		ovf:  make(map[spanKey]*node),
+	}
+}
+
+// hash is a keyed mix of the key's three words (the multiply-fold of
+// wyhash). It reads only the seed, set at creation: safe without the lock.
+func (x *spanIndex) hash(k spanKey) uint64 {
+	a := binary.LittleEndian.Uint64(k.trace[:8]) ^ x.seed[0]
+	b := binary.LittleEndian.Uint64(k.trace[8:]) ^ x.seed[1]
+	c := binary.LittleEndian.Uint64(k.span[:]) ^ x.seed[2]
+	return fold(fold(a, b)^c, x.seed[3])
+}
+
+func fold(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// get returns the node of k, whose hash is h, or nil.
+func (x *spanIndex) get(h uint64, k spanKey) *node {
+	if n := x.m[h]; n != nil && n.key == k {
+		return n
+	}
+	if len(x.ovf) > 0 {
+		return x.ovf[k]
+	}
+	return nil
+}
+
+// put indexes n under its key, whose hash is h; the key is not indexed.
+func (x *spanIndex) put(h uint64, n *node) {
+	if _, taken := x.m[h]; taken {
+		x.ovf[n.key] = n
+		return
+	}
+	x.m[h] = n
+}
+
+// del removes n, which is indexed.
+func (x *spanIndex) del(n *node) {
+	h := x.hash(n.key)
+	if x.m[h] == n {
+		delete(x.m, h)
+		return
+	}
+	delete(x.ovf, n.key)
+}
+
+func (x *spanIndex) len() int { return len(x.m) + len(x.ovf) }

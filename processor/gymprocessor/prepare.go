@@ -42,6 +42,7 @@ type spanFacts struct {
 	held     bool            // set by the engine: the span moved to the pending store
 	serverHP string          // a SERVER span's host:port (§4.4), when the repairs are on
 	node     *node           // a fresh index node for the span, unless its id is zero
+	h, ph    uint64          // index hashes of the span's key and its parent's (see spanIndex)
 }
 
 var factsPool = sync.Pool{New: func() any { return new(batchFacts) }}
@@ -96,10 +97,14 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 
 func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
 	sf := spanFacts{ev: e.ev.find(sp.Attributes()), orig: spanOriginalTrace(sp)}
-	if !sp.SpanID().IsEmpty() {
+	if sid := sp.SpanID(); !sid.IsEmpty() {
 		// Most spans arrive before any child names them: their node is
 		// new, and allocating it here keeps the allocation out of the lock.
 		sf.node = new(node)
+		sf.h = e.idx.hash(spanKey{trace: sf.orig, span: sid})
+	}
+	if pid := sp.ParentSpanID(); !pid.IsEmpty() {
+		sf.ph = e.idx.hash(spanKey{trace: sf.orig, span: pid})
 	}
 	_, sf.job = e.jobNames[sp.Name()]
 	if e.sm.peers && sp.Kind() == ptrace.SpanKindServer {

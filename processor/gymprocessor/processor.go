@@ -164,7 +164,7 @@ func (p *gymProcessor) gaugesLocked() gauges {
 	return gauges{
 		spans: int64(len(p.eng.heap)),
 		bytes: p.eng.pendingBytes,
-		index: int64(len(p.eng.idx)),
+		index: int64(p.eng.idx.len()),
 	}
 }
 
