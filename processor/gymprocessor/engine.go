@@ -452,7 +452,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		return false
 	}
 	key := spanKey{trace: orig, span: sid}
-	n := e.idx.get(sf.h, key)
+	n, taken := e.idx.get(sf.h, key)
 	if n != nil && n.state != stAbsent {
 		r.duplicates++
 		e.passUnindexed(sp, info, sf)
@@ -465,7 +465,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 			n = e.newNode()
 		}
 		n.key = key
-		e.idx.put(sf.h, n)
+		e.idx.put(sf.h, n, taken)
 	} else if n.late {
 		r.lateParents++
 		n.late = false
@@ -473,11 +473,11 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	n.state = stPending
 	if !pid.IsEmpty() && pid != sid {
 		pk := spanKey{trace: orig, span: pid}
-		p := e.idx.get(sf.ph, pk)
+		p, taken := e.idx.get(sf.ph, pk)
 		if p == nil {
 			p = e.newNode()
 			p.key = pk
-			e.idx.put(sf.ph, p)
+			e.idx.put(sf.ph, p, taken)
 			e.fifo.push(p, e.now)
 		}
 		n.parent = p
@@ -545,7 +545,7 @@ func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts) {
 	rollout, h := sf.ev, howDirect
 	if rollout == "" {
 		if pid := sp.ParentSpanID(); !pid.IsEmpty() {
-			if p := e.idx.get(sf.ph, spanKey{trace: orig, span: pid}); p != nil && p.rollout != "" {
+			if p, _ := e.idx.get(sf.ph, spanKey{trace: orig, span: pid}); p != nil && p.rollout != "" {
 				rollout, h = p.rollout, howDownward
 			}
 		}

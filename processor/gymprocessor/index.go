@@ -162,20 +162,25 @@ func fold(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// get returns the node of k, whose hash is h, or nil.
-func (x *spanIndex) get(h uint64, k spanKey) *node {
-	if n := x.m[h]; n != nil && n.key == k {
-		return n
+// get returns the node of k, whose hash is h, or nil; and whether another
+// key holds h (for put).
+func (x *spanIndex) get(h uint64, k spanKey) (*node, bool) {
+	n := x.m[h]
+	if n != nil && n.key == k {
+		return n, true
 	}
 	if len(x.ovf) > 0 {
-		return x.ovf[k]
+		if o := x.ovf[k]; o != nil {
+			return o, true
+		}
 	}
-	return nil
+	return nil, n != nil
 }
 
-// put indexes n under its key, whose hash is h; the key is not indexed.
-func (x *spanIndex) put(h uint64, n *node) {
-	if _, taken := x.m[h]; taken {
+// put indexes n under its key, whose hash is h; the key is not indexed, and
+// taken is what get said about h.
+func (x *spanIndex) put(h uint64, n *node, taken bool) {
+	if taken {
 		x.ovf[n.key] = n
 		return
 	}
@@ -185,7 +190,7 @@ func (x *spanIndex) put(h uint64, n *node) {
 // del removes n, which is indexed.
 func (x *spanIndex) del(n *node) {
 	h := x.hash(n.key)
-	if x.m[h] == n {
+	if len(x.ovf) == 0 || x.m[h] == n {
 		delete(x.m, h)
 		return
 	}

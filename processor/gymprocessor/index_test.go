@@ -32,7 +32,9 @@ func TestSpanIndexMatchesMap(t *testing.T) {
 			case 0:
 				if model[k] == nil {
 					nd := &node{key: k}
-					x.put(x.hash(k), nd)
+					got, taken := x.get(x.hash(k), k)
+					require.Nil(t, got)
+					x.put(x.hash(k), nd, taken)
 					model[k] = nd
 				}
 			case 1:
@@ -41,11 +43,13 @@ func TestSpanIndexMatchesMap(t *testing.T) {
 					delete(model, k)
 				}
 			}
-			require.Same(t, model[k], x.get(x.hash(k), k), "get %v", k)
+			got, _ := x.get(x.hash(k), k)
+			require.Same(t, model[k], got, "get %v", k)
 			require.Equal(t, len(model), x.len())
 		}
 		for k, nd := range model {
-			require.Same(t, nd, x.get(x.hash(k), k))
+			got, _ := x.get(x.hash(k), k)
+			require.Same(t, nd, got)
 		}
 	})
 }
