@@ -5,7 +5,6 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"cmp"
-	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -267,7 +266,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 		batch := e.due[:0]
 		minPhase := uint8(math.MaxUint8)
 		for len(e.heap) > 0 && e.heap[0].deadline <= limit {
-			hs := heap.Pop(&e.heap).(*heldSpan)
+			hs := e.heap.pop()
 			batch = append(batch, hs)
 			minPhase = min(minPhase, hs.phase)
 		}
@@ -280,7 +279,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 			if hs.phase == minPhase {
 				keyed = append(keyed, attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs})
 			} else {
-				heap.Push(&e.heap, hs)
+				e.heap.push(hs)
 			}
 		}
 		clear(batch)
@@ -376,8 +375,8 @@ func (e *engine) checkRuns(shutdown bool) {
 		e.r.problems[problemNoEvidence]++
 		e.r.noEvRuns = append(e.r.noEvRuns, run.id)
 		var release []*node
-		for _, hs := range e.heap {
-			if hs.origin.info.run == run && (hs.phase == phaseSettle || hs.phase == phaseRelease) {
+		for _, slot := range e.heap {
+			if hs := slot.hs; hs.origin.info.run == run && (hs.phase == phaseSettle || hs.phase == phaseRelease) {
 				release = append(release, hs.n)
 			}
 		}
@@ -398,8 +397,8 @@ func (e *engine) noteEvidence(info *resInfo) {
 		info.proc.evidence = true
 		// Re-arm: its undecided spans now wait rollout_wait.
 		changed := false
-		for _, hs := range e.heap {
-			if hs.origin.info.proc == info.proc && hs.phase == phaseRelease && hs.n.parent != nil {
+		for _, slot := range e.heap {
+			if hs := slot.hs; hs.origin.info.proc == info.proc && hs.phase == phaseRelease && hs.n.parent != nil {
 				if d := hs.arrival + e.rolloutWait; d > hs.deadline {
 					hs.deadline = d
 					changed = true
@@ -407,7 +406,7 @@ func (e *engine) noteEvidence(info *resInfo) {
 			}
 		}
 		if changed {
-			heap.Init(&e.heap)
+			e.heap.init()
 		}
 	}
 }
@@ -584,7 +583,7 @@ func (e *engine) hold(n *node, phase uint8, deadline int64) {
 	hs.bytes = estimateSpanBytes(hs.span)
 	n.held = hs
 	n.state = stPending
-	heap.Push(&e.heap, hs)
+	e.heap.push(hs)
 	e.pendingBytes += hs.bytes
 	if !n.job {
 		e.tracePending[n.key.trace]++
@@ -595,9 +594,9 @@ func (e *engine) setDeadline(hs *heldSpan, phase uint8, deadline int64) {
 	hs.phase = phase
 	hs.deadline = deadline
 	if hs.heapIdx >= 0 {
-		heap.Fix(&e.heap, hs.heapIdx)
+		e.heap.fix(hs.heapIdx)
 	} else {
-		heap.Push(&e.heap, hs)
+		e.heap.push(hs)
 	}
 }
 
@@ -818,7 +817,7 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 
 func (e *engine) enforcePendingBounds() {
 	for len(e.heap) > 0 && (len(e.heap) > e.cfg.MaxPendingSpans || e.pendingBytes > e.cfg.MaxPendingBytes) {
-		e.evict(e.heap[0], reasonBound)
+		e.evict(e.heap[0].hs, reasonBound)
 	}
 }
 
@@ -853,7 +852,7 @@ func (e *engine) enforceIndexBounds() {
 func (e *engine) emit(n *node) {
 	if hs := n.held; hs != nil {
 		if hs.heapIdx >= 0 {
-			heap.Remove(&e.heap, hs.heapIdx)
+			e.heap.remove(hs.heapIdx)
 		}
 		e.pendingBytes -= hs.bytes
 		n.held = nil
