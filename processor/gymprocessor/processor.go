@@ -21,14 +21,21 @@ import (
 // gymProcessor gives every span its rollout and every rollout its own trace
 // (SPEC §4.1–§4.3, §4.5). Data flow:
 //
-//	ConsumeTraces -> engine.consume (index; emit decided spans in place; hold the rest) -> next
-//	timer tick    -> engine.flush (settle, cut, release, job spans by deadline)         -> next
+//	ConsumeTraces -> engine.prepare -> [lock] engine.consume (index; decide; hold the undecided) [unlock]
+//	                 -> deliver (apply the rewrites, assemble released spans) -> next
+//	timer tick    -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
+//	                 -> deliver -> next
 //
-// All state lives in one engine behind one mutex; a batch is indexed and
-// rewritten under it, and the lock is released before next is called, so a
-// slow or re-entrant consumer never blocks indexing of other batches for
-// longer than the rewrite. Spans a round releases belong to that round's
-// output only: once the lock is released nobody else touches them.
+// All state lives in one engine behind one mutex, and only what needs that
+// state runs under it. Before the lock, prepare reads a batch's facts
+// (evidence, original trace ids, index hashes, resource keys) from the batch
+// and the configuration alone. Under it, the engine indexes and decides, and
+// records each leaving span's rewrite as an edit. After it, deliver writes
+// the edits into the spans, moves released spans into the output, and calls
+// next: a slow or re-entrant consumer never blocks other batches, and the
+// pdata work of concurrent callers runs in parallel. Spans a round emits
+// belong to that round's output only: once the lock is released nobody else
+// touches them.
 type gymProcessor struct {
 	cfg    *Config
 	next   consumer.Traces
