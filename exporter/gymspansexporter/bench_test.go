@@ -147,3 +147,61 @@ func cpuTime(b *testing.B) time.Duration {
 	require.NoError(b, unix.Getrusage(unix.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkWriteFloor measures what the kernel alone charges for the bytes
+// an exporter writes per batch: the output of one batch of each exporter
+// (its files read back and concatenated) appended to one file with a
+// single write(2) per batch, with no encoding, no locking and no per-file
+// split. Read against BenchmarkExport, it separates the cost of the bytes
+// (console writes every span twice, with its resource) from our own.
+func BenchmarkWriteFloor(b *testing.B) {
+	td := gymTraces(42, 100, 20)
+	spans := td.SpanCount()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Config)
+	}{
+		{"console", nil},
+		{"otlp_json_no_combined", func(c *Config) { c.Format = formatOTLPJSON; c.CombinedFile = "" }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			src := b.TempDir()
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = src
+			cfg.ServiceMap.Enabled = false
+			if tc.mutate != nil {
+				tc.mutate(cfg)
+			}
+			f := NewFactory()
+			exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+			require.NoError(b, err)
+			require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(b, exp.ConsumeTraces(context.Background(), td))
+			require.NoError(b, exp.Shutdown(context.Background()))
+			var out []byte
+			ents, err := os.ReadDir(src)
+			require.NoError(b, err)
+			for _, e := range ents {
+				data, err := os.ReadFile(filepath.Join(src, e.Name()))
+				require.NoError(b, err)
+				out = append(out, data...)
+			}
+			fh, err := os.OpenFile(filepath.Join(b.TempDir(), "floor.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+			require.NoError(b, err)
+			defer fh.Close()
+			b.SetBytes(int64(len(out)))
+			cpu0 := cpuTime(b)
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if _, err := fh.Write(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(start)
+			cpu := cpuTime(b) - cpu0
+			b.ReportMetric(float64(b.N*spans)/elapsed.Seconds(), "spans/s")
+			b.ReportMetric(float64(b.N*spans)/cpu.Seconds(), "spans/cpu-s")
+		})
+	}
+}
