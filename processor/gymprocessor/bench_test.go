@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -155,6 +156,18 @@ type streamTarget struct {
 	flush func(b *testing.B)
 	// stop stops the processor once everything was delivered.
 	stop func(b *testing.B)
+	// pin locks each feeding goroutine to its thread (for thread CPU time).
+	pin bool
+	// report, when set, reports metrics of its own for total spans fed.
+	report func(b *testing.B, total int64)
+}
+
+// threadCPU is the CPU time of the calling thread: unlike wall time it does
+// not grow while the machine runs something else.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }
 
 // BenchmarkDefaultPresetStream feeds a realistic stream (defaultPresetStream:
@@ -191,6 +204,10 @@ type streamTarget struct {
 //
 // Everything includes preparing the batches (a CopyTo and renumbering, a
 // stand-in for the receiver's unmarshalling); copy_only measures that alone.
+// gym_locked is gym with its critical sections timed apart:
+// locked-cpu-ns/span is the feeding thread's CPU time under the processor's
+// lock per span, the serialized part of its work.
+//
 // The _4callers variants feed from 4 goroutines at once, each iteration a
 // disjoint renumbered copy, as an OTLP receiver does with concurrent
 // requests: there the work serialized under gym's lock, or on groupbytrace's
@@ -236,6 +253,53 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 		}
 	}
 
+	// gymLocked is gym with what ConsumeTraces and the timer do under the
+	// processor's lock timed apart, in the feeding thread's CPU time: the
+	// work serialized across callers, which bounds what concurrent callers
+	// get through. It calls the processor's own critical sections
+	// (consumeLocked, flushLocked) between the steps ConsumeTraces and tick
+	// take around them.
+	gymLocked := func(b *testing.B) *streamTarget {
+		s := newCountingSink()
+		cfg := testConfig()
+		clk := newFakeClock()
+		p, err := newGymProcessorWithClock(processortest.NewNopSettings(componentType), cfg, s, clk)
+		require.NoError(b, err)
+		step := 100 * time.Millisecond
+		perTick := int64(tickPeriod(cfg.Settle) / step)
+		var batches int64
+		var locked time.Duration
+		ctx := context.Background()
+		return &streamTarget{
+			sink: s,
+			consume: func(td ptrace.Traces) {
+				f := p.eng.prepare(td)
+				t0 := threadCPU()
+				r, g, ok := p.consumeLocked(td, f)
+				locked += threadCPU() - t0
+				require.True(b, ok)
+				_ = p.deliver(ctx, r, g)
+				f.release()
+			},
+			after: func() {
+				clk.Advance(step)
+				if batches++; batches%perTick == 0 {
+					t0 := threadCPU()
+					r, g, ok := p.flushLocked()
+					locked += threadCPU() - t0
+					require.True(b, ok)
+					_ = p.deliver(ctx, r, g)
+				}
+			},
+			flush: func(b *testing.B) { require.NoError(b, p.Shutdown(context.Background())) },
+			stop:  func(*testing.B) {},
+			pin:   true,
+			report: func(b *testing.B, total int64) {
+				b.ReportMetric(float64(locked.Nanoseconds())/float64(total), "locked-cpu-ns/span")
+			},
+		}
+	}
+
 	groupbytrace := func(b *testing.B) *streamTarget {
 		s := newCountingSink()
 		f := groupbytraceprocessor.NewFactory()
@@ -268,6 +332,10 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if t.pin {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
 				for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
 					for _, td := range stream {
 						c := renumber(td, uint64(i))
@@ -300,11 +368,15 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 		b.ReportMetric(float64(total)/time.Duration(inside.Load()).Seconds(), "ingest-spans/s")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(total), "cpu-ns/span")
 		b.ReportMetric(float64(m)/float64(total), "allocs/span")
+		if t.report != nil {
+			t.report(b, total)
+		}
 	}
 
 	b.Run("copy_only", func(b *testing.B) { run(b, 1, copyOnly) })
 	b.Run("gym", func(b *testing.B) { run(b, 1, gym(1)) })
 	b.Run("groupbytrace", func(b *testing.B) { run(b, 1, groupbytrace) })
+	b.Run("gym_locked", func(b *testing.B) { run(b, 1, gymLocked) })
 	b.Run("copy_only_4callers", func(b *testing.B) { run(b, 4, copyOnly) })
 	b.Run("gym_4callers", func(b *testing.B) { run(b, 4, gym(4)) })
 	b.Run("groupbytrace_4callers", func(b *testing.B) { run(b, 4, groupbytrace) })

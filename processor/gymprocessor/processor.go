@@ -112,15 +112,19 @@ func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func(), stop <-cha
 
 // tick releases what is due now.
 func (p *gymProcessor) tick(ctx context.Context) {
-	p.mu.Lock()
-	if p.shutdown {
-		p.mu.Unlock()
-		return
+	if r, g, ok := p.flushLocked(); ok {
+		_ = p.deliver(ctx, r, g)
 	}
-	r := p.eng.flush(p.clock.Now().UnixNano(), false)
-	g := p.gaugesLocked()
-	p.mu.Unlock()
-	_ = p.deliver(ctx, r, g)
+}
+
+// flushLocked is the timer's critical section; ok is false after shutdown.
+func (p *gymProcessor) flushLocked() (*round, gauges, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shutdown {
+		return nil, gauges{}, false
+	}
+	return p.eng.flush(p.clock.Now().UnixNano(), false), p.gaugesLocked(), true
 }
 
 // Shutdown stops the timer, takes every pending decision as if every
@@ -156,15 +160,22 @@ func (p *gymProcessor) Capabilities() consumer.Capabilities {
 func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	f := p.eng.prepare(td) // without the lock: it reads td and the configuration only
 	defer f.release()
-	p.mu.Lock()
-	if p.shutdown {
-		p.mu.Unlock()
+	r, g, ok := p.consumeLocked(td, f)
+	if !ok {
 		return p.next.ConsumeTraces(ctx, td)
 	}
-	r := p.eng.consume(td, f, p.clock.Now().UnixNano())
-	g := p.gaugesLocked()
-	p.mu.Unlock()
 	return p.deliver(ctx, r, g)
+}
+
+// consumeLocked is ConsumeTraces' critical section; ok is false after
+// shutdown (td is then passed on as it is).
+func (p *gymProcessor) consumeLocked(td ptrace.Traces, f *batchFacts) (*round, gauges, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shutdown {
+		return nil, gauges{}, false
+	}
+	return p.eng.consume(td, f, p.clock.Now().UnixNano()), p.gaugesLocked(), true
 }
 
 func (p *gymProcessor) gaugesLocked() gauges {
