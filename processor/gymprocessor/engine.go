@@ -564,8 +564,12 @@ func (e *engine) register(n *node) {
 	if n.waiting || n.parent == nil {
 		return
 	}
-	n.parent.waiters = append(n.parent.waiters, n)
-	n.parent.nWait++
+	p := n.parent
+	if p.waiters == nil {
+		p.waiters = make([]*node, 0, 4) // POST /run's ASGI children: one allocation
+	}
+	p.waiters = append(p.waiters, n)
+	p.nWait++
 	n.waiting = true
 }
 
@@ -751,11 +755,24 @@ func (e *engine) notifyWaiters(n *node) {
 			e.resolveCut(w, false)
 		}
 	}
+	// Those still waiting stay, after any registered meanwhile; with none
+	// registered, they are compacted in place.
+	kept, inPlace := n.waiters, len(n.waiters) == 0
+	if inPlace {
+		kept = ws[:0]
+	}
 	for _, w := range ws {
 		if w.waiting && w.parent == n && w.held != nil {
-			n.waiters = append(n.waiters, w)
+			kept = append(kept, w)
 		}
 	}
+	switch {
+	case len(kept) == 0:
+		kept = nil
+	case inPlace:
+		clear(ws[len(kept):])
+	}
+	n.waiters = kept
 }
 
 // expire runs the action due at a held span's deadline.
