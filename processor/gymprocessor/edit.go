@@ -4,8 +4,6 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"sync"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -119,26 +117,12 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 	}
 }
 
-// editPool recycles the edit lists of rounds: one round is one batch, and
-// growing a fresh list for each would allocate more than the edits save.
-var editPool = sync.Pool{New: func() any { return new([]spanEdit) }}
-
-func getEdits() []spanEdit { return (*editPool.Get().(*[]spanEdit))[:0] }
-
 // applyEdits applies a round's edits; called without the lock, before the
-// output is regrouped or split. The list goes back to the pool.
+// output is regrouped or split.
 func (r *round) applyEdits(rolloutAttr string) {
 	for i := range r.edits {
 		r.edits[i].apply(rolloutAttr)
 		r.edits[i] = spanEdit{} // drop the references into the output
 	}
-	if cap(r.edits) > 0 && cap(r.edits) <= maxPooledEdits {
-		l := r.edits[:0]
-		editPool.Put(&l)
-	}
-	r.edits = nil
+	r.edits = r.edits[:0]
 }
-
-// maxPooledEdits keeps a rare huge round (a shutdown flush) from pinning
-// its list in the pool.
-const maxPooledEdits = 4096

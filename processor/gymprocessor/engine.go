@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -82,7 +83,35 @@ func (r *round) assemble() {
 		l.span.MoveTo(r.group(l.org).AppendEmpty())
 		r.leaving[i] = outSpan{}
 	}
-	r.leaving, r.groups = nil, nil
+	r.leaving = r.leaving[:0]
+	clear(r.groups)
+}
+
+// roundPool recycles rounds with their lists and group map: one round is
+// one batch or tick, and growing them afresh each time would allocate more
+// than the rounds carry.
+var roundPool = sync.Pool{New: func() any { return new(round) }}
+
+// maxPooledRound keeps a rare huge round (a shutdown flush) from pinning
+// its lists in the pool.
+const maxPooledRound = 4096
+
+func newRound(out ptrace.Traces) *round {
+	r := roundPool.Get().(*round)
+	r.out = out
+	return r
+}
+
+// recycle returns r to the pool once delivered; r must not be used after.
+func (r *round) recycle() {
+	if cap(r.edits) > maxPooledRound || cap(r.leaving) > maxPooledRound || len(r.groups) > maxPooledRound {
+		return
+	}
+	clear(r.edits[:cap(r.edits)])
+	clear(r.leaving[:cap(r.leaving)])
+	clear(r.groups)
+	*r = round{edits: r.edits[:0], leaving: r.leaving[:0], groups: r.groups}
+	roundPool.Put(r)
 }
 
 func (r *round) group(o *origin) ptrace.SpanSlice {
@@ -186,7 +215,7 @@ func newEngine(cfg *Config) (*engine, error) {
 
 func (e *engine) begin(out ptrace.Traces, now int64) {
 	e.now = now
-	e.r = &round{out: out, edits: getEdits()}
+	e.r = newRound(out)
 }
 
 func (e *engine) end() *round {

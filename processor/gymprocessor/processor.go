@@ -218,6 +218,7 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 	}
 	p.tel.record(ctx, r, n, g)
 	p.diag.report(r)
+	r.recycle()
 	return err
 }
 
