@@ -804,6 +804,25 @@ func (e *engine) notifyWaiters(n *node) {
 	n.waiters = kept
 }
 
+// dropLeftWaiters compacts p's waiter list to the children still waiting.
+// Without it, a parent that never arrives (Gym's gym.job until the run ends,
+// hours later) would keep every child that ever waited on it reachable: one
+// node per rollout for the whole run. Compacting when over half the list
+// has left keeps it within twice the children waiting, at amortized O(1).
+func dropLeftWaiters(p *node) {
+	kept := p.waiters[:0]
+	for _, w := range p.waiters {
+		if w.waiting && w.parent == p {
+			kept = append(kept, w)
+		}
+	}
+	clear(p.waiters[len(kept):])
+	if len(kept) == 0 {
+		kept = nil
+	}
+	p.waiters = kept
+}
+
 // expire runs the action due at a held span's deadline.
 func (e *engine) expire(hs *heldSpan, relReason int) {
 	n := hs.n
@@ -915,7 +934,11 @@ func (e *engine) emit(n *node) {
 	n.state = stEmitted
 	if n.waiting {
 		n.waiting = false
-		n.parent.nWait--
+		p := n.parent
+		p.nWait--
+		if len(p.waiters) > 8 && len(p.waiters) > 2*int(p.nWait) {
+			dropLeftWaiters(p)
+		}
 	}
 	if p := n.parent; p != nil && p.state == stAbsent {
 		// An awaited parent stays indexed for wait after its last child
