@@ -5,6 +5,7 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"cmp"
+	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -295,7 +296,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 		batch := e.due[:0]
 		minPhase := uint8(math.MaxUint8)
 		for len(e.heap) > 0 && e.heap[0].deadline <= limit {
-			hs := e.heap.pop()
+			hs := heap.Pop(&e.heap).(*heldSpan)
 			batch = append(batch, hs)
 			minPhase = min(minPhase, hs.phase)
 		}
@@ -308,7 +309,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 			if hs.phase == minPhase {
 				keyed = append(keyed, attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs})
 			} else {
-				e.heap.push(hs)
+				heap.Push(&e.heap, hs)
 			}
 		}
 		clear(batch)
@@ -404,8 +405,8 @@ func (e *engine) checkRuns(shutdown bool) {
 		e.r.problems[problemNoEvidence]++
 		e.r.noEvRuns = append(e.r.noEvRuns, run.id)
 		var release []*node
-		for _, slot := range e.heap {
-			if hs := slot.hs; hs.origin.info.run == run && (hs.phase == phaseSettle || hs.phase == phaseRelease) {
+		for _, hs := range e.heap {
+			if hs.origin.info.run == run && (hs.phase == phaseSettle || hs.phase == phaseRelease) {
 				release = append(release, hs.n)
 			}
 		}
@@ -426,8 +427,8 @@ func (e *engine) noteEvidence(info *resInfo) {
 		info.proc.evidence = true
 		// Re-arm: its undecided spans now wait rollout_wait.
 		changed := false
-		for _, slot := range e.heap {
-			if hs := slot.hs; hs.origin.info.proc == info.proc && hs.phase == phaseRelease && hs.n.parent != nil {
+		for _, hs := range e.heap {
+			if hs.origin.info.proc == info.proc && hs.phase == phaseRelease && hs.n.parent != nil {
 				if d := hs.arrival + e.rolloutWait; d > hs.deadline {
 					hs.deadline = d
 					changed = true
@@ -435,7 +436,7 @@ func (e *engine) noteEvidence(info *resInfo) {
 			}
 		}
 		if changed {
-			e.heap.init()
+			heap.Init(&e.heap)
 		}
 	}
 }
@@ -616,7 +617,7 @@ func (e *engine) hold(n *node, phase uint8, deadline int64) {
 	hs.bytes = estimateSpanBytes(hs.span)
 	n.held = hs
 	n.state = stPending
-	e.heap.push(hs)
+	heap.Push(&e.heap, hs)
 	e.pendingBytes += hs.bytes
 	if !n.job {
 		e.tracePending[n.key.trace]++
@@ -627,9 +628,9 @@ func (e *engine) setDeadline(hs *heldSpan, phase uint8, deadline int64) {
 	hs.phase = phase
 	hs.deadline = deadline
 	if hs.heapIdx >= 0 {
-		e.heap.fix(hs.heapIdx)
+		heap.Fix(&e.heap, hs.heapIdx)
 	} else {
-		e.heap.push(hs)
+		heap.Push(&e.heap, hs)
 	}
 }
 
@@ -882,7 +883,7 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 
 func (e *engine) enforcePendingBounds() {
 	for len(e.heap) > 0 && (len(e.heap) > e.cfg.MaxPendingSpans || e.pendingBytes > e.cfg.MaxPendingBytes) {
-		e.evict(e.heap[0].hs, reasonBound)
+		e.evict(e.heap[0], reasonBound)
 	}
 }
 
@@ -917,7 +918,7 @@ func (e *engine) enforceIndexBounds() {
 func (e *engine) emit(n *node) {
 	if hs := n.held; hs != nil {
 		if hs.heapIdx >= 0 {
-			e.heap.remove(hs.heapIdx)
+			heap.Remove(&e.heap, hs.heapIdx)
 		}
 		e.pendingBytes -= hs.bytes
 		n.held = nil

@@ -55,115 +55,33 @@ type heldSpan struct {
 	synth    *rolloutSpanRef // §4.4: gym.rollout to synthesize a CLIENT parent below
 }
 
-// pendingHeap orders held spans by deadline, then arrival sequence. Each
-// slot carries the span's deadline and sequence, so ordering reads the heap's
-// own array instead of following a pointer per comparison; hs.deadline is
-// kept equal to its slot's. The operations keep the layout container/heap
-// would (the order of spans that leave together follows it).
-type pendingHeap []heapSlot
+// pendingHeap orders held spans by deadline, then arrival sequence.
+type pendingHeap []*heldSpan
 
-type heapSlot struct {
-	deadline int64
-	seq      uint64
-	hs       *heldSpan
-}
-
-func (h pendingHeap) less(i, j int) bool {
+func (h pendingHeap) Len() int { return len(h) }
+func (h pendingHeap) Less(i, j int) bool {
 	if h[i].deadline != h[j].deadline {
 		return h[i].deadline < h[j].deadline
 	}
 	return h[i].seq < h[j].seq
 }
-
-func (h pendingHeap) swap(i, j int) {
+func (h pendingHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].hs.heapIdx = i
-	h[j].hs.heapIdx = j
+	h[i].heapIdx = i
+	h[j].heapIdx = j
 }
-
-func (h pendingHeap) up(j int) {
-	for {
-		i := (j - 1) / 2 // parent
-		if i == j || !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h pendingHeap) down(i0, n int) bool {
-	i := i0
-	for {
-		j1 := 2*i + 1
-		if j1 >= n || j1 < 0 {
-			break
-		}
-		j := j1 // left child
-		if j2 := j1 + 1; j2 < n && h.less(j2, j1) {
-			j = j2 // right child
-		}
-		if !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		i = j
-	}
-	return i > i0
-}
-
-// init re-establishes the order after deadlines changed in place.
-func (h pendingHeap) init() {
-	for i := range h {
-		h[i].deadline = h[i].hs.deadline
-	}
-	n := len(h)
-	for i := n/2 - 1; i >= 0; i-- {
-		h.down(i, n)
-	}
-}
-
-func (h *pendingHeap) push(hs *heldSpan) {
+func (h *pendingHeap) Push(x any) {
+	hs := x.(*heldSpan)
 	hs.heapIdx = len(*h)
-	*h = append(*h, heapSlot{deadline: hs.deadline, seq: hs.seq, hs: hs})
-	h.up(len(*h) - 1)
+	*h = append(*h, hs)
 }
-
-// pop removes and returns the span with the earliest deadline.
-func (h *pendingHeap) pop() *heldSpan {
-	n := len(*h) - 1
-	h.swap(0, n)
-	h.down(0, n)
-	return h.cut()
-}
-
-// remove removes the span at index i.
-func (h *pendingHeap) remove(i int) {
-	n := len(*h) - 1
-	if n != i {
-		h.swap(i, n)
-		if !h.down(i, n) {
-			h.up(i)
-		}
-	}
-	h.cut()
-}
-
-// fix restores the order after the deadline of the span at i changed.
-func (h pendingHeap) fix(i int) {
-	h[i].deadline = h[i].hs.deadline
-	if !h.down(i, len(h)) {
-		h.up(i)
-	}
-}
-
-func (h *pendingHeap) cut() *heldSpan {
+func (h *pendingHeap) Pop() any {
 	old := *h
-	n := len(old) - 1
-	hs := old[n].hs
-	old[n] = heapSlot{}
+	n := len(old)
+	hs := old[n-1]
+	old[n-1] = nil
 	hs.heapIdx = -1
-	*h = old[:n]
+	*h = old[:n-1]
 	return hs
 }
 

@@ -62,8 +62,8 @@ func TestOnlyUndecidedSpansAndUpwardRootsWait(t *testing.T) {
 	// off it), the orchestrator's HTTP POST, and gym.job.
 	h.p.mu.Lock()
 	var held []string
-	for _, slot := range h.p.eng.heap {
-		held = append(held, slot.hs.span.Name())
+	for _, hs := range h.p.eng.heap {
+		held = append(held, hs.span.Name())
 	}
 	h.p.mu.Unlock()
 	sort.Strings(held)
