@@ -14,9 +14,9 @@ import "sync"
 // push is writing, the pushes that arrive queue their batches; when it is
 // done, the first of them becomes the writer and takes the whole queue. A
 // push returns only after its own lines were written, so the SPEC §5.1
-// guarantee (write(2) before ConsumeTraces returns) is kept, and a lone push
-// pays nothing but a mutex. Each push writes at most one group, so no push
-// waits for more than the group in flight and its own.
+// guarantee (write(2) before ConsumeTraces returns) is kept, and a lone
+// push pays a mutex and a map of its files. Each push writes at most one
+// group, so no push waits for more than the group in flight and its own.
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*batch
@@ -83,18 +83,6 @@ func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, si
 // appear, with the batches' bytes in queue order, and gives every batch
 // part the result of its file's append.
 func (g *groupCommit) write(group []*batch, write func(string, [][]byte, int, *rotation) error, rotFor func(string) *rotation) {
-	if len(group) == 1 {
-		// The common case without contention: no merging.
-		b := group[0]
-		for _, fb := range b.files {
-			if fb.size > 0 {
-				g.iovs = appendSegs(g.iovs[:0], b.arena, fb)
-				fb.err = write(fb.name, g.iovs, fb.size, rotFor(fb.kind))
-			}
-		}
-		clear(g.iovs)
-		return
-	}
 	if g.byName == nil {
 		g.byName = map[string]*groupFile{}
 	}
