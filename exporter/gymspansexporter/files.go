@@ -25,8 +25,11 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // within the bound) and fsyncs. When a tick has more than syncfsThreshold
 // files to sync (Gym's many short-lived rollout files at a high span rate),
 // one syncfs(2) of the capture dir's filesystem replaces the per-file
-// fsyncs and the reopens. Rotation fsyncs the rotated file and the dir;
-// shutdown fsyncs everything.
+// fsyncs and the reopens. A rotated file joins that list too, and the dir is
+// fsynced by the same tick: fsyncing up to 100 MB inside the caller's
+// append made every rotation a stall of the pipeline (console rotates a few
+// times a second at full speed), while the power-loss bound stays the same
+// flush_interval as for the file being written. Shutdown fsyncs everything.
 
 import (
 	"container/list"
@@ -116,11 +119,13 @@ type fileStore struct {
 	handles map[string]*handle
 	lru     *list.List // front = most recently used
 	open    int        // descriptors held (handles, retired handles, flusher reopens)
-	// evictedDirty names files closed before their last write was fsynced.
-	evictedDirty map[string]struct{}
-	closed       bool
-	syncfsAbove  int          // syncfsThreshold; tests raise it to keep the per-file path
-	syncfsCalls  atomic.Int64 // flushes done with one syncfs (tests read it)
+	// closedDirty names files closed (evicted) or renamed (rotated) before
+	// their last write was fsynced; dirDirty marks a rename not yet fsynced.
+	closedDirty map[string]struct{}
+	dirDirty    bool
+	closed      bool
+	syncfsAbove int          // syncfsThreshold; tests raise it to keep the per-file path
+	syncfsCalls atomic.Int64 // flushes done with one syncfs (tests read it)
 }
 
 // storeObserver receives the file layer's events for the exporter's metrics.
@@ -137,16 +142,16 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 		return nil, fmt.Errorf("open capture dir %q: %w", dir, err)
 	}
 	s := &fileStore{
-		dirPath:      dir,
-		dirFD:        fd,
-		filePerm:     uint32(filePerm.Perm()),
-		capacity:     maxOpenFiles - 1,
-		write:        defaultWrite,
-		obs:          obs,
-		handles:      map[string]*handle{},
-		lru:          list.New(),
-		evictedDirty: map[string]struct{}{},
-		syncfsAbove:  syncfsThreshold,
+		dirPath:     dir,
+		dirFD:       fd,
+		filePerm:    uint32(filePerm.Perm()),
+		capacity:    maxOpenFiles - 1,
+		write:       defaultWrite,
+		obs:         obs,
+		handles:     map[string]*handle{},
+		lru:         list.New(),
+		closedDirty: map[string]struct{}{},
+		syncfsAbove: syncfsThreshold,
 	}
 	s.cond = sync.NewCond(&s.mu)
 	return s, nil
@@ -224,7 +229,7 @@ func (s *fileStore) dropLocked(h *handle) {
 	s.lru.Remove(h.elem)
 	delete(s.handles, h.name)
 	if h.dirty {
-		s.evictedDirty[h.name] = struct{}{}
+		s.closedDirty[h.name] = struct{}{}
 	}
 	if h.refs == 0 {
 		_ = unix.Close(h.fd)
@@ -451,13 +456,10 @@ func isBackupName(name, n string) bool {
 	return err == nil
 }
 
-// rotate renames the locked file h to a timestamped backup (after fsync),
-// fsyncs the dir and prunes old backups. Called under h's lock, so rotators
-// of the same file are serialized across processes.
+// rotate renames the locked file h to a timestamped backup, leaves it and
+// the dir to the next flush, and prunes old backups. Called under h's lock,
+// so rotators of the same file are serialized across processes.
 func (s *fileStore) rotate(h *handle, rot *rotation) error {
-	if err := unix.Fsync(h.fd); err != nil {
-		return fmt.Errorf("fsync %q before rotation: %w", h.name, err)
-	}
 	stem, ext := backupParts(h.name)
 	now := time.Now().UTC()
 	var backup string
@@ -475,9 +477,12 @@ func (s *fileStore) rotate(h *handle, rot *rotation) error {
 		return fmt.Errorf("rotate %q: %w", h.name, err)
 	}
 	s.mu.Lock()
+	// Always: the backup may also hold the writes of an earlier handle of
+	// the name that was evicted before its fsync.
 	h.dirty = false
+	s.closedDirty[backup] = struct{}{}
+	s.dirDirty = true
 	s.mu.Unlock()
-	_ = unix.Fsync(s.dirFD)
 	s.obs.rotated(h.name)
 	s.pruneBackups(h.name, rot.maxBackups)
 	return nil
@@ -512,8 +517,9 @@ const syncfsThreshold = 16
 
 // flush fsyncs every file written since the last flush: cached dirty
 // handles one at a time (so at most one is pinned by the flusher), then the
-// files evicted while dirty, reopened read-only within the descriptor bound;
-// or, above syncfsThreshold files, the whole filesystem at once.
+// files evicted or rotated while dirty, reopened read-only within the
+// descriptor bound, then the dir after a rotation; or, above
+// syncfsThreshold files, the whole filesystem at once.
 func (s *fileStore) flush() error {
 	s.mu.Lock()
 	var dirty []string
@@ -522,13 +528,14 @@ func (s *fileStore) flush() error {
 			dirty = append(dirty, n)
 		}
 	}
-	if len(dirty)+len(s.evictedDirty) > s.syncfsAbove {
+	if len(dirty)+len(s.closedDirty) > s.syncfsAbove {
 		// Clear the marks first: a write after this is synced by the next
 		// flush, one before it by this syncfs.
 		for _, n := range dirty {
 			s.handles[n].dirty = false
 		}
-		clear(s.evictedDirty)
+		clear(s.closedDirty)
+		s.dirDirty = false
 		s.mu.Unlock()
 		s.syncfsCalls.Add(1)
 		if err := syncfs(s.dirFD); err != nil {
@@ -544,7 +551,7 @@ func (s *fileStore) flush() error {
 		h := s.handles[n]
 		if h == nil || !h.dirty {
 			s.mu.Unlock()
-			continue // evicted meanwhile: it is in evictedDirty
+			continue // evicted meanwhile: it is in closedDirty
 		}
 		h.refs++
 		h.dirty = false
@@ -556,13 +563,21 @@ func (s *fileStore) flush() error {
 		s.release(h)
 	}
 	s.mu.Lock()
-	evicted := s.evictedDirty
-	s.evictedDirty = map[string]struct{}{}
+	closed := s.closedDirty
+	s.closedDirty = map[string]struct{}{}
+	dirDirty := s.dirDirty
+	s.dirDirty = false
 	s.mu.Unlock()
-	for n := range evicted {
+	for n := range closed {
 		if err := s.fsyncByName(n); err != nil {
 			s.obs.fsyncFailed(n, err)
 			errs = append(errs, err)
+		}
+	}
+	if dirDirty {
+		if err := unix.Fsync(s.dirFD); err != nil {
+			s.obs.fsyncFailed(s.dirPath, err)
+			errs = append(errs, fmt.Errorf("fsync %q: %w", s.dirPath, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -101,6 +101,46 @@ func TestCombinedFileRotation(t *testing.T) {
 	}
 }
 
+// TestRotationLeavesFsyncToFlush: a rotation renames the combined file
+// without fsyncing it in the caller's append; the backup and the dir are
+// owed to the next flush, which syncs them (one at a time below the syncfs
+// threshold, or all with one syncfs above it) and owes nothing after.
+func TestRotationLeavesFsyncToFlush(t *testing.T) {
+	for _, tc := range []struct {
+		syncfsAbove int
+		wantSyncfs  int64
+	}{{1000, 0}, {0, 1}} {
+		t.Run(fmt.Sprint("syncfs_above_", tc.syncfsAbove), func(t *testing.T) {
+			e, tel := newTestExporter(t, func(c *Config) {
+				c.Rotation.MaxMegabytes = 1
+				c.Rotation.MaxBackups = 100
+				c.FlushInterval = time.Hour
+			})
+			startExporter(t, e)
+			e.store.syncfsAbove = tc.syncfsAbove
+			for i := 0; i < 5; i++ {
+				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
+			}
+			backups := backupsOf(t, e.cfg.CaptureDir)
+			require.NotEmpty(t, backups)
+			e.store.mu.Lock()
+			for _, b := range backups {
+				assert.Contains(t, e.store.closedDirty, b)
+			}
+			assert.True(t, e.store.dirDirty)
+			e.store.mu.Unlock()
+
+			require.NoError(t, e.store.flush())
+			e.store.mu.Lock()
+			assert.Empty(t, e.store.closedDirty)
+			assert.False(t, e.store.dirDirty)
+			e.store.mu.Unlock()
+			assert.Equal(t, tc.wantSyncfs, e.store.syncfsCalls.Load())
+			assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
+		})
+	}
+}
+
 // countFDsInside counts this process's descriptors that resolve inside dir
 // (the dir itself included).
 func countFDsInside(t testing.TB, dir string) int {
@@ -351,13 +391,13 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 			}
 			require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", ids)))
 			e.store.mu.Lock()
-			require.NotEmpty(t, e.store.evictedDirty)
+			require.NotEmpty(t, e.store.closedDirty)
 			e.store.mu.Unlock()
 
 			require.NoError(t, e.store.flush())
 			assert.Equal(t, tc.wantSyncfs, e.store.syncfsCalls.Load())
 			e.store.mu.Lock()
-			assert.Empty(t, e.store.evictedDirty)
+			assert.Empty(t, e.store.closedDirty)
 			for n, h := range e.store.handles {
 				assert.False(t, h.dirty, n)
 			}
