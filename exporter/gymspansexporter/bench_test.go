@@ -63,6 +63,16 @@ func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 			cfg.ServiceMap.Enabled = false
 			return NewFactory(), cfg
 		}},
+		{"gymspans_console_evicting", func(dir string) (exporter.Factory, component.Config) {
+			// Fewer descriptors than rollouts per batch: the LRU evicts
+			// every file before its next append, so each append reopens
+			// (a Gym run with more rollouts in flight than max_open_files).
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.MaxOpenFiles = 64
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
 		{"gymspans_otlp_json", func(dir string) (exporter.Factory, component.Config) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.CaptureDir = dir

@@ -7,8 +7,9 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // dir, shared with other processes (often over NFS).
 //
 // Every file is opened relative to a descriptor of the capture dir with
-// openat(O_NOFOLLOW), must be a regular file with one link, and is appended
-// to under an exclusive flock:
+// openat(O_NOFOLLOW), must be a regular file with one link (checked before
+// the first write through a handle), and is appended to under an exclusive
+// flock:
 //
 //	flock(LOCK_EX) → the file was not removed, and for the rotated combined
 //	file the name still leads to it (else reopen: another process rotated it)
@@ -98,6 +99,10 @@ type handle struct {
 	refs    int
 	dirty   bool
 	retired bool // no longer in the cache; closed when refs drops to 0
+	// checked: the first append (under the lock, with the fstat it makes
+	// anyway) found a regular file with one link; created: we created it.
+	checked bool
+	created bool
 	elem    *list.Element
 	// ourEnd is the file size right after our last append (-1: unknown).
 	// When the file still has that size, its last byte is our newline and
@@ -158,35 +163,44 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 }
 
 // openAt opens name inside the capture dir for appending, creating it with
-// the configured permissions, and refuses anything but a regular file with
-// a single link.
-func (s *fileStore) openAt(name string) (int, error) {
+// the configured permissions when it does not exist. An existing file (the
+// usual case: a rollout's file reopened after its handle was evicted) takes
+// one openat. The first append checks what was opened (checkOpened).
+func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	created := true
-	fd, err := unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
-	if errors.Is(err, unix.EEXIST) {
-		created = false
-		fd, err = unix.Openat(s.dirFD, name, base, 0)
+	fd, err = unix.Openat(s.dirFD, name, base, 0)
+	for attempt := 0; errors.Is(err, unix.ENOENT) && attempt < 8; attempt++ {
+		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
+		if err == nil {
+			created = true
+			break
+		}
+		if errors.Is(err, unix.EEXIST) { // another process created it meanwhile
+			fd, err = unix.Openat(s.dirFD, name, base, 0)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
-			return -1, fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
+			return -1, false, fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
 		}
-		return -1, fmt.Errorf("open %q: %w", name, err)
+		return -1, false, fmt.Errorf("open %q: %w", name, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		_ = unix.Close(fd)
-		return -1, fmt.Errorf("stat %q: %w", name, err)
-	}
+	return fd, created, nil
+}
+
+// checkOpened refuses anything but a regular file with a single link (a
+// hard link could lead outside the capture dir) before the first write
+// through a new handle, with the fstat the append makes anyway, and widens
+// a created file's mode that the umask narrowed.
+func (s *fileStore) checkOpened(h *handle, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
-		_ = unix.Close(fd)
-		return -1, fmt.Errorf("open %q: %w", name, errUnsafeFile)
+		return fmt.Errorf("open %q: %w", h.name, errUnsafeFile)
 	}
-	if created && st.Mode&0o777 != s.filePerm {
-		_ = unix.Fchmod(fd, s.filePerm) // the umask narrowed it; best effort
+	if h.created && st.Mode&0o777 != s.filePerm {
+		_ = unix.Fchmod(h.fd, s.filePerm) // best effort
 	}
-	return fd, nil
+	h.checked = true
+	return nil
 }
 
 // reserveLocked makes room for one more descriptor, evicting the least
@@ -250,12 +264,12 @@ func (s *fileStore) acquire(name string) (*handle, error) {
 		return h, nil
 	}
 	s.reserveLocked()
-	fd, err := s.openAt(name)
+	fd, created, err := s.openAt(name)
 	if err != nil {
 		s.unreserveLocked()
 		return nil, err
 	}
-	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1}
+	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1, created: created}
 	h.elem = s.lru.PushFront(h)
 	s.handles[name] = h
 	return h, nil
@@ -316,6 +330,11 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotat
 	}
 	for attempt := 0; ; attempt++ {
 		again, err := s.appendLocked(h, data, size, rot)
+		if errors.Is(err, errUnsafeFile) {
+			s.mu.Lock()
+			s.dropLocked(h) // keep no descriptor of it
+			s.mu.Unlock()
+		}
 		if err != nil || !again {
 			s.release(h)
 			return err
@@ -345,6 +364,11 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 	}
 	if st.Nlink == 0 {
 		return true, nil // removed
+	}
+	if !h.checked {
+		if err := s.checkOpened(h, &st); err != nil {
+			return false, err
+		}
 	}
 	if rot != nil {
 		// Only rotated files are renamed away (by any process sharing the
