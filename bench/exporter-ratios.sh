@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs BenchmarkExport of the gymspans exporter against contrib fileexporter in
+# interleaved rounds (each benchmark once per round, in its own process) and
+# prints, per gymspans variant, the median over the rounds of its ratio to
+# fileexporter's figure in the same round: the machine's drift between rounds
+# cancels out of a ratio taken within one.
+#
+# usage: bench/exporter-ratios.sh [rounds (default 6)] [dir to write in (default $TMPDIR or /tmp)]
+set -euo pipefail
+rounds=${1:-6}
+dir=${2:-${TMPDIR:-/tmp}}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(mktemp -d)/gse.test
+out=$(mktemp)
+trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
+(cd "$root" && go test -c -o "$bin" ./exporter/gymspansexporter/)
+
+names="gymspans_console gymspans_otlp_json gymspans_otlp_json_no_combined fileexporter_json"
+for r in $(seq "$rounds"); do
+	for callers in "" _4callers; do
+		for n in $names; do
+			TMPDIR=$dir "$bin" -test.run XXX -test.bench "BenchmarkExport/$n$callers\$" \
+				-test.benchtime 1s -test.count 1 | awk -v r="$r" '/^Benchmark/ { print r, $0 }' >>"$out"
+		done
+	done
+done
+
+# Each line: round, name, ..., value unit pairs. Emit "variant unit round value".
+awk '
+{
+	split($2, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
+	for (i = 3; i < NF; i++) if ($(i+1) == "spans/s" || $(i+1) == "spans/cpu-s") v[$1, name, $(i+1)] = $i
+	names[name] = 1; rounds[$1] = 1
+}
+END {
+	for (n in names) {
+		if (n ~ /^fileexporter/) continue
+		base = (n ~ /_4callers$/) ? "fileexporter_json_4callers" : "fileexporter_json"
+		split("spans/s spans/cpu-s", us, " ")
+		for (k in us) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
+			print n, us[k], v[r, n, us[k]] / v[r, base, us[k]]
+	}
+}' "$out" | sort -k1,1 -k2,2 -k3,3g | awk '
+function flush() {
+	if (c == 0) return
+	m = (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+	printf "%-42s %-12s median %.2fx  (%.2f-%.2f, %d rounds)\n", key1, key2, m, x[1], x[c], c
+}
+$1 != key1 || $2 != key2 { flush(); key1 = $1; key2 = $2; c = 0 }
+{ x[++c] = $3 }
+END { flush() }'
