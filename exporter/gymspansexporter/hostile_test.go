@@ -268,7 +268,8 @@ func hostileRolloutFiles() int {
 	return 20_000
 }
 
-func heapAfterGCExp() uint64 {
+// heapAfterGC is the live heap after two collections.
+func heapAfterGC() uint64 {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -286,7 +287,7 @@ func TestHostileManyRolloutFiles(t *testing.T) {
 	exp, capture, _ := hostileExporter(t, func(c *Config) { c.MaxOpenFiles = maxOpen })
 	capture, err := filepath.EvalSymlinks(capture)
 	require.NoError(t, err)
-	before := heapAfterGCExp()
+	before := heapAfterGC()
 	var peakHeap uint64
 	peakFDs := 0
 	const batch = 500
@@ -299,10 +300,10 @@ func TestHostileManyRolloutFiles(t *testing.T) {
 		require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 		peakFDs = max(peakFDs, capturedFDs(t, capture))
 		if (i/batch)%(max(n/batch/4, 1)) == 0 {
-			peakHeap = max(peakHeap, heapAfterGCExp())
+			peakHeap = max(peakHeap, heapAfterGC())
 		}
 	}
-	peakHeap = max(peakHeap, heapAfterGCExp())
+	peakHeap = max(peakHeap, heapAfterGC())
 	require.NoError(t, exp.Shutdown(context.Background()))
 	assert.Zero(t, capturedFDs(t, capture), "every descriptor is closed at shutdown")
 	growth := int64(peakHeap) - int64(before)

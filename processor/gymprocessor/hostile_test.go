@@ -298,6 +298,7 @@ func hostileManyRollouts() int {
 	return 100_000
 }
 
+// heapAfterGC is the live heap after two collections.
 func heapAfterGC() uint64 {
 	runtime.GC()
 	runtime.GC()
