@@ -25,19 +25,20 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-# Each line: round, name, ..., value unit pairs. Emit "variant unit round value".
+# Input lines: round, benchmark name, then value-unit pairs. Emit "variant unit ratio" per round, then
+# the median and range of each variant and unit.
 awk '
+BEGIN { nu = split("spans/s spans/cpu-s", us, " ") }
 {
 	split($2, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
-	for (i = 3; i < NF; i++) if ($(i+1) == "spans/s" || $(i+1) == "spans/cpu-s") v[$1, name, $(i+1)] = $i
+	for (i = 3; i < NF; i++) for (k = 1; k <= nu; k++) if ($(i+1) == us[k]) v[$1, name, us[k]] = $i
 	names[name] = 1; rounds[$1] = 1
 }
 END {
 	for (n in names) {
 		if (n ~ /^fileexporter/) continue
 		base = (n ~ /_4callers$/) ? "fileexporter_json_4callers" : "fileexporter_json"
-		split("spans/s spans/cpu-s", us, " ")
-		for (k in us) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
+		for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
 			print n, us[k], v[r, n, us[k]] / v[r, base, us[k]]
 	}
 }' "$out" | sort -k1,1 -k2,2 -k3,3g | awk '
