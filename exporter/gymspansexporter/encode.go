@@ -41,6 +41,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"strings"
@@ -58,6 +59,10 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainASCII8(load8(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -93,6 +98,29 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 reads s[i:i+8] as a little-endian word (the compiler makes it one
+// load).
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// plainASCII8 reports whether each of the 8 bytes of w is printable ASCII
+// other than '"' and '\\', i.e. is copied into a JSON string as it is. The
+// tests are the classic word-at-a-time ones: (x - 0x01..) & ^x & 0x80..
+// is non-zero exactly when some byte of x is zero, and (w - n*0x01..) & ^w
+// & 0x80.. when some byte of w is below n (n <= 0x80).
+func plainASCII8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	ctl := (w - 0x20*ones) & ^w
+	q := w ^ ('"' * ones)
+	q = (q - ones) & ^q
+	bs := w ^ ('\\' * ones)
+	bs = (bs - ones) & ^bs
+	return (ctl|q|bs|w)&highs == 0
 }
 
 func appendHex(b []byte, id []byte) []byte {
@@ -149,31 +177,76 @@ func appendFloat(b []byte, f float64) []byte {
 // appendISOTime writes ns since the epoch as "2006-01-02T15:04:05.000000Z"
 // (microseconds, truncated), quoted.
 func appendISOTime(b []byte, ns uint64) []byte {
-	if ns > math.MaxInt64 {
-		ns = math.MaxInt64
-	}
-	secs := int64(ns / 1e9)
-	days := secs / 86400
-	rem := secs % 86400
-	y, m, d := civilFromDays(days)
+	ns = min(ns, math.MaxInt64)
+	return appendISOSeconds(appendISOMinute(b, int64(ns/1e9)/60), ns)
+}
+
+// appendISOMinute writes the minute since the epoch m as `"2006-01-02T15:04:`.
+func appendISOMinute(b []byte, m int64) []byte {
+	y, mo, d := civilFromDays(m / (24 * 60))
 	b = append(b, '"')
 	b = append4(b, y)
 	b = append(b, '-')
-	b = append2(b, m)
+	b = append2(b, mo)
 	b = append(b, '-')
 	b = append2(b, d)
 	b = append(b, 'T')
-	b = append2(b, int(rem/3600))
+	b = append2(b, int(m%(24*60)/60))
 	b = append(b, ':')
-	b = append2(b, int(rem/60%60))
-	b = append(b, ':')
-	b = append2(b, int(rem%60))
+	b = append2(b, int(m%60))
+	return append(b, ':')
+}
+
+// appendISOSeconds ends appendISOMinute's text for ns: `05.000000Z"`.
+func appendISOSeconds(b []byte, ns uint64) []byte {
+	b = append2(b, int(ns/1e9%60))
 	b = append(b, '.')
 	us := int(ns % 1e9 / 1e3)
 	b = append2(b, us/10000)
 	b = append2(b, us/100%100)
 	b = append2(b, us%100)
 	return append(b, 'Z', '"')
+}
+
+// timeCache keeps the text of the last minute written by appendISOTime and
+// of the last second written by appendUnixNano: the times of a batch mostly
+// fall within a few minutes, a span's start and end often within a second,
+// and the date and the leading digits are the costly part. A nil cache
+// writes every time in full.
+type timeCache struct {
+	minute  int64 // of text; meaningful once text is set
+	text    []byte
+	second  uint64 // of secText; meaningful once secText is set
+	secText []byte
+}
+
+// appendUnixNano writes ns as a decimal integer.
+func (c *timeCache) appendUnixNano(b []byte, ns uint64) []byte {
+	if c == nil || ns < 1e9 {
+		return strconv.AppendUint(b, ns, 10)
+	}
+	if s := ns / 1e9; s != c.second || len(c.secText) == 0 {
+		c.second, c.secText = s, strconv.AppendUint(c.secText[:0], s, 10)
+	}
+	b = append(b, c.secText...)
+	n := int(ns % 1e9)
+	b = append(b, byte('0'+n/1e8))
+	n %= 1e8
+	b = append2(b, n/1e6)
+	b = append2(b, n/1e4%100)
+	b = append2(b, n/100%100)
+	return append2(b, n%100)
+}
+
+func (c *timeCache) appendISOTime(b []byte, ns uint64) []byte {
+	if c == nil {
+		return appendISOTime(b, ns)
+	}
+	ns = min(ns, math.MaxInt64)
+	if m := int64(ns/1e9) / 60; m != c.minute || len(c.text) == 0 {
+		c.minute, c.text = m, appendISOMinute(c.text[:0], m)
+	}
+	return appendISOSeconds(append(b, c.text...), ns)
 }
 
 // civilFromDays converts days since 1970-01-01 to a proleptic Gregorian
@@ -300,6 +373,11 @@ func appendConsoleContext(b []byte, tid pcommon.TraceID, sid pcommon.SpanID, ts 
 	b = appendHex(b, tid[:])
 	b = append(b, `","span_id":"0x`...)
 	b = appendHex(b, sid[:])
+	return appendTraceStateField(b, ts)
+}
+
+// appendTraceStateField ends a console context: `","trace_state":...}`.
+func appendTraceStateField(b []byte, ts string) []byte {
 	b = append(b, `","trace_state":`...)
 	if ts == "" {
 		b = append(b, `"[]"`...)
@@ -360,12 +438,21 @@ func appendConsoleScope(b []byte, scope pcommon.InstrumentationScope) []byte {
 // appendConsoleSpan appends one console line (with its '\n'). resource and
 // scope are the pre-encoded values of appendConsoleResource and
 // appendConsoleScope.
-func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte) []byte {
+func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock *timeCache) []byte {
 	tid, sid, pid := span.TraceID(), span.SpanID(), span.ParentSpanID()
+	// Each id is written twice (0x-prefixed, and flat): hex it once.
+	var ids [64]byte
+	tidHex, sidHex, pidHex := ids[:32], ids[32:48], ids[48:64]
+	hex.Encode(tidHex, tid[:])
+	hex.Encode(sidHex, sid[:])
+	hex.Encode(pidHex, pid[:])
 	b = append(b, `{"name":`...)
 	b = appendJSONString(b, span.Name())
-	b = append(b, `,"context":`...)
-	b = appendConsoleContext(b, tid, sid, span.TraceState().AsRaw())
+	b = append(b, `,"context":{"trace_id":"0x`...)
+	b = append(b, tidHex...)
+	b = append(b, `","span_id":"0x`...)
+	b = append(b, sidHex...)
+	b = appendTraceStateField(b, span.TraceState().AsRaw())
 	b = append(b, `,"kind":`...)
 	b = append(b, consoleKind(span.Kind())...)
 	b = append(b, `,"parent_id":`...)
@@ -373,13 +460,13 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte) []byt
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `"0x`...)
-		b = appendHex(b, pid[:])
+		b = append(b, pidHex...)
 		b = append(b, '"')
 	}
 	b = append(b, `,"start_time":`...)
-	b = appendConsoleTime(b, uint64(span.StartTimestamp()))
+	b = clock.appendConsoleTime(b, uint64(span.StartTimestamp()))
 	b = append(b, `,"end_time":`...)
-	b = appendConsoleTime(b, uint64(span.EndTimestamp()))
+	b = clock.appendConsoleTime(b, uint64(span.EndTimestamp()))
 	st := span.Status()
 	b = append(b, `,"status":{"status_code":"`...)
 	b = append(b, statusName(st.Code())...)
@@ -400,7 +487,7 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte) []byt
 		b = append(b, `{"name":`...)
 		b = appendJSONString(b, ev.Name())
 		b = append(b, `,"timestamp":`...)
-		b = appendISOTime(b, uint64(ev.Timestamp()))
+		b = clock.appendISOTime(b, uint64(ev.Timestamp()))
 		b = append(b, `,"attributes":`...)
 		b = appendConsoleMap(b, ev.Attributes())
 		b = append(b, '}')
@@ -421,27 +508,28 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte) []byt
 	b = append(b, `],"resource":`...)
 	b = append(b, resource...)
 	b = append(b, `,"trace_id":"`...)
-	b = appendHex(b, tid[:])
+	b = append(b, tidHex...)
 	b = append(b, `","span_id":"`...)
-	b = appendHex(b, sid[:])
+	b = append(b, sidHex...)
 	b = append(b, `","parent_span_id":"`...)
 	if !pid.IsEmpty() {
-		b = appendHex(b, pid[:])
+		b = append(b, pidHex...)
 	}
 	b = append(b, `","start_time_unix_nano":`...)
-	b = strconv.AppendUint(b, uint64(span.StartTimestamp()), 10)
+	b = clock.appendUnixNano(b, uint64(span.StartTimestamp()))
 	b = append(b, `,"end_time_unix_nano":`...)
-	b = strconv.AppendUint(b, uint64(span.EndTimestamp()), 10)
+	b = clock.appendUnixNano(b, uint64(span.EndTimestamp()))
 	b = append(b, `,"scope":`...)
 	b = append(b, scope...)
 	return append(b, '}', '\n')
 }
 
-func appendConsoleTime(b []byte, ns uint64) []byte {
+// appendConsoleTime writes a span's start or end: null when unset.
+func (c *timeCache) appendConsoleTime(b []byte, ns uint64) []byte {
 	if ns == 0 {
 		return append(b, "null"...)
 	}
-	return appendISOTime(b, ns)
+	return c.appendISOTime(b, ns)
 }
 
 // --- OTLP/JSON -------------------------------------------------------------

@@ -8,11 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -217,7 +219,7 @@ func TestConsoleMatchesPythonShape(t *testing.T) {
 
 	res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
 	scope := appendConsoleScope(nil, ss.Scope())
-	line := appendConsoleSpan(nil, span, res, scope)
+	line := appendConsoleSpan(nil, span, res, scope, nil)
 	require.Equal(t, byte('\n'), line[len(line)-1])
 	require.Equal(t, 1, bytes.Count(line, []byte("\n")), "one line")
 
@@ -370,6 +372,71 @@ func TestISOTimeMatchesTimeFormat(t *testing.T) {
 	}
 }
 
+// A timeCache writes what the uncached functions write, whatever the order
+// of the times: near ones (the cache's hits), across a second, a minute or
+// a day, and far ones.
+func TestTimeCacheMatchesUncached(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c timeCache
+		ns := rapid.Uint64Range(0, uint64(math.MaxInt64)).Draw(t, "start")
+		for i, n := 0, rapid.IntRange(1, 50).Draw(t, "n"); i < n; i++ {
+			switch rapid.IntRange(0, 3).Draw(t, "step") {
+			case 0:
+				ns += rapid.Uint64Range(0, 2e9).Draw(t, "near")
+			case 1:
+				ns -= min(ns, rapid.Uint64Range(0, 2e9).Draw(t, "back"))
+			case 2:
+				ns += rapid.Uint64Range(0, 100*86400e9).Draw(t, "far")
+			default:
+				ns = rapid.Uint64Range(0, uint64(math.MaxInt64)+1000).Draw(t, "any")
+			}
+			if got, want := string(c.appendISOTime(nil, ns)), string(appendISOTime(nil, ns)); got != want {
+				t.Fatalf("ISO %d: cached %s, uncached %s", ns, got, want)
+			}
+			if got, want := string(c.appendUnixNano(nil, ns)), strconv.FormatUint(ns, 10); got != want {
+				t.Fatalf("unix nano %d: cached %s, want %s", ns, got, want)
+			}
+		}
+	})
+}
+
+// appendJSONString's word-at-a-time skip changes nothing: it writes what a
+// rune-at-a-time encoder writes, at every alignment of the special bytes.
+func TestAppendJSONStringMatchesRuneByRune(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOf(rapid.OneOf(
+			rapid.StringMatching(`[ -~]{0,20}`),
+			rapid.SampledFrom([]string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "\x80", "\xff", "é", "😀", "\xe2\x82", "\u2028"}),
+		)).Draw(t, "parts")
+		s := strings.Join(parts, "")
+		want := []byte{'"'}
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				want = append(want, "\ufffd"...)
+			case r == '"' || r == '\\':
+				want = append(want, '\\', byte(r))
+			case r == '\n':
+				want = append(want, `\n`...)
+			case r == '\r':
+				want = append(want, `\r`...)
+			case r == '\t':
+				want = append(want, `\t`...)
+			case r < 0x20:
+				want = append(want, fmt.Sprintf(`\u%04x`, r)...)
+			default:
+				want = append(want, s[i:i+size]...)
+			}
+			i += size
+		}
+		want = append(want, '"')
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
+
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range []string{"", "a", "\xff", "\"\\\n", "é😀", "\xed\xa0\x80", strings.Repeat("x\x00", 10)} {
 		f.Add(s)
@@ -446,7 +513,7 @@ func TestEncodersProperty(t *testing.T) {
 		res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
 		scope := appendConsoleScope(nil, ss.Scope())
 		for _, line := range [][]byte{
-			appendConsoleSpan(nil, span, res, scope),
+			appendConsoleSpan(nil, span, res, scope, nil),
 			append(appendOTLPSpan(nil, span), '\n'),
 		} {
 			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || !json.Valid(line) || !utf8.Valid(line) {

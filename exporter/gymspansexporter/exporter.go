@@ -233,6 +233,7 @@ type batch struct {
 	lineEnd   int
 	res       []byte
 	scope     []byte
+	clock     timeCache
 	wake      chan bool // groupCommit: false when written, true to become the writer
 }
 
@@ -350,7 +351,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					b.arena = append(b.arena, ',')
 					b.arena = appendOTLPSpan(b.arena, span)
 				} else {
-					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope)
+					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 				}
 				b.lineEnd = len(b.arena)
 				rollout := strAttr(span.Attributes(), attrRolloutID)
@@ -516,9 +517,9 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		buf = append(buf, `","root_span_id":"`...)
 		buf = appendHex(buf, sid[:])
 		buf = append(buf, `","start_time":`...)
-		buf = appendConsoleTime(buf, uint64(span.StartTimestamp()))
+		buf = b.clock.appendConsoleTime(buf, uint64(span.StartTimestamp()))
 		buf = append(buf, `,"end_time":`...)
-		buf = appendConsoleTime(buf, uint64(span.EndTimestamp()))
+		buf = b.clock.appendConsoleTime(buf, uint64(span.EndTimestamp()))
 		buf = append(buf, `,"status":"`...)
 		buf = append(buf, statusName(span.Status().Code())...)
 		buf = append(buf, `","error_count":`...)
