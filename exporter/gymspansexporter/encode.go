@@ -124,13 +124,7 @@ func plainASCII8(w uint64) bool {
 }
 
 func appendHex(b []byte, id []byte) []byte {
-	n := len(b)
-	b = append(b, make([]byte, 2*len(id))...)
-	out := b[n:]
-	for i, c := range id {
-		out[2*i], out[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
-	}
-	return b
+	return hex.AppendEncode(b, id)
 }
 
 // appendConsoleDouble writes f as a JSON number that reads back as a float,
@@ -534,9 +528,10 @@ func (c *timeCache) appendConsoleTime(b []byte, ns uint64) []byte {
 
 // --- OTLP/JSON -------------------------------------------------------------
 
-func appendOTLPQuotedUint(b []byte, v uint64) []byte {
+// appendOTLPTime writes a time as OTLP/JSON's quoted decimal nanoseconds.
+func (c *timeCache) appendOTLPTime(b []byte, ns uint64) []byte {
 	b = append(b, '"')
-	b = strconv.AppendUint(b, v, 10)
+	b = c.appendUnixNano(b, ns)
 	return append(b, '"')
 }
 
@@ -703,7 +698,7 @@ func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
 }
 
 // appendOTLPSpan writes one span object as pdata's JSON marshaler does.
-func appendOTLPSpan(b []byte, span ptrace.Span) []byte {
+func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
 	sep := ""
 	if tid := span.TraceID(); !tid.IsEmpty() {
@@ -750,12 +745,12 @@ func appendOTLPSpan(b []byte, span ptrace.Span) []byte {
 	if t := span.StartTimestamp(); t != 0 {
 		b = appendField(b, sep, "startTimeUnixNano")
 		sep = ","
-		b = appendOTLPQuotedUint(b, uint64(t))
+		b = clock.appendOTLPTime(b, uint64(t))
 	}
 	if t := span.EndTimestamp(); t != 0 {
 		b = appendField(b, sep, "endTimeUnixNano")
 		sep = ","
-		b = appendOTLPQuotedUint(b, uint64(t))
+		b = clock.appendOTLPTime(b, uint64(t))
 	}
 	if span.Attributes().Len() > 0 {
 		b = appendField(b, sep, "attributes")
@@ -780,7 +775,7 @@ func appendOTLPSpan(b []byte, span ptrace.Span) []byte {
 			esep := ""
 			if t := ev.Timestamp(); t != 0 {
 				b = append(b, `"timeUnixNano":`...)
-				b = appendOTLPQuotedUint(b, uint64(t))
+				b = clock.appendOTLPTime(b, uint64(t))
 				esep = ","
 			}
 			if ev.Name() != "" {

@@ -514,7 +514,7 @@ func TestEncodersProperty(t *testing.T) {
 		scope := appendConsoleScope(nil, ss.Scope())
 		for _, line := range [][]byte{
 			appendConsoleSpan(nil, span, res, scope, nil),
-			append(appendOTLPSpan(nil, span), '\n'),
+			append(appendOTLPSpan(nil, span, nil), '\n'),
 		} {
 			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || !json.Valid(line) || !utf8.Valid(line) {
 				t.Fatalf("bad line %q", line)
@@ -524,7 +524,7 @@ func TestEncodersProperty(t *testing.T) {
 		req = append(req, `{"resourceSpans":[`...)
 		req = appendOTLPResourceOpen(req, rs.Resource())
 		req = appendOTLPScopeOpen(req, ss.Scope())
-		req = appendOTLPSpan(req, span)
+		req = appendOTLPSpan(req, span, nil)
 		req = appendOTLPScopeClose(req, ss.SchemaUrl())
 		req = appendOTLPResourceClose(req, rs.SchemaUrl())
 		req = append(req, ']', '}')

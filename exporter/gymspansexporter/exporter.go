@@ -349,7 +349,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					// With its separator: a span that is not first in its
 					// group is written as ",{...}".
 					b.arena = append(b.arena, ',')
-					b.arena = appendOTLPSpan(b.arena, span)
+					b.arena = appendOTLPSpan(b.arena, span, &b.clock)
 				} else {
 					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 				}
