@@ -15,13 +15,20 @@ out=$(mktemp)
 trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
 (cd "$root" && go test -c -o "$bin" ./exporter/gymspansexporter/)
 
-names="gymspans_console gymspans_otlp_json gymspans_otlp_json_no_combined fileexporter_json"
+names="gymspans_console gymspans_console_flush1h gymspans_otlp_json gymspans_otlp_json_no_combined fileexporter_json"
+# The write floors (one caller): console's bytes in its layout with no
+# encoding and no locking, without and with the flusher's syncfs.
+floors="per_file per_file_synced"
 for r in $(seq "$rounds"); do
 	for callers in "" _4callers; do
 		for n in $names; do
 			TMPDIR=$dir "$bin" -test.run XXX -test.bench "BenchmarkExport/$n$callers\$" \
 				-test.benchtime 1s -test.count 1 | awk -v r="$r" '/^Benchmark/ { print r, $0 }' >>"$out"
 		done
+	done
+	for f in $floors; do
+		TMPDIR=$dir "$bin" -test.run XXX -test.bench "BenchmarkWriteFloor/console/$f\$" \
+			-test.benchtime 1s -test.count 1 | awk -v r="$r" '/^Benchmark/ { sub(/^BenchmarkWriteFloor\/console\//, "BenchmarkWriteFloor/floor_console_"); print r, $0 }' >>"$out"
 	done
 done
 

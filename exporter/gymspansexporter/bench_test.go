@@ -40,7 +40,10 @@ func dirBytes(b *testing.B, dir string) int64 {
 // fileexporter (json), each built by its factory, writing into a temp dir,
 // from one caller and from four at once. The _small variants have 5 spans
 // per rollout and batch, the share a Gym process's SDK batch usually holds.
-// It reports spans/s, allocs/span, and MB/s of output (SetBytes).
+// gymspans fsyncs every flush_interval (1s) and fileexporter never does; the
+// _flush1h variant leaves the run without an fsync, at fileexporter's
+// durability. It reports spans/s, spans per CPU-second, allocs/span, and
+// MB/s of output (SetBytes).
 func BenchmarkExport(b *testing.B) {
 	for _, shape := range []struct {
 		suffix   string
@@ -70,6 +73,15 @@ func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.CaptureDir = dir
 			cfg.MaxOpenFiles = 64
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
+		{"gymspans_console_flush1h", func(dir string) (exporter.Factory, component.Config) {
+			// No fsync within the run, like fileexporter, which never
+			// fsyncs: what console costs at fileexporter's durability.
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.FlushInterval = time.Hour
 			cfg.ServiceMap.Enabled = false
 			return NewFactory(), cfg
 		}},
@@ -164,6 +176,48 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// BenchmarkEncode measures the encoders alone on BenchmarkExport's stream:
+// each span's line, as the exporter encodes it once for all its files.
+func BenchmarkEncode(b *testing.B) {
+	td := gymTraces(42, 100, 20)
+	for _, otlp := range []bool{false, true} {
+		name := "console"
+		if otlp {
+			name = "otlp_json"
+		}
+		b.Run(name, func(b *testing.B) {
+			var arena, res, scope []byte
+			var clock timeCache
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				arena = arena[:0]
+				rss := td.ResourceSpans()
+				for j := 0; j < rss.Len(); j++ {
+					rs := rss.At(j)
+					if !otlp {
+						res = appendConsoleResource(res[:0], rs.Resource(), rs.SchemaUrl())
+					}
+					for k := 0; k < rs.ScopeSpans().Len(); k++ {
+						ss := rs.ScopeSpans().At(k)
+						if !otlp {
+							scope = appendConsoleScope(scope[:0], ss.Scope())
+						}
+						for l := 0; l < ss.Spans().Len(); l++ {
+							if otlp {
+								arena = appendOTLPSpan(arena, ss.Spans().At(l), &clock)
+							} else {
+								arena = appendConsoleSpan(arena, ss.Spans().At(l), res, scope, &clock)
+							}
+						}
+					}
+				}
+			}
+			b.SetBytes(int64(len(arena)))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*td.SpanCount()), "ns/span")
+		})
+	}
+}
+
 // BenchmarkWriteFloor measures what the kernel alone charges for the bytes
 // an exporter writes per batch: the output of one batch of each exporter
 // (its files read back and concatenated) appended to one file with a
@@ -212,18 +266,41 @@ func BenchmarkWriteFloor(b *testing.B) {
 				for _, p := range parts {
 					out = append(out, p...)
 				}
-				benchWriteFloor(b, [][]byte{out}, spans)
+				benchWriteFloor(b, [][]byte{out}, spans, 0)
 			})
-			b.Run("per_file", func(b *testing.B) { benchWriteFloor(b, parts, spans) })
+			b.Run("per_file", func(b *testing.B) { benchWriteFloor(b, parts, spans, 0) })
+			b.Run("per_file_synced", func(b *testing.B) { benchWriteFloor(b, parts, spans, time.Second) })
 		})
 	}
 }
 
 // benchWriteFloor appends parts[i] to file i of a fresh dir, one write(2)
-// each, b.N times.
-func benchWriteFloor(b *testing.B, parts [][]byte, spans int) {
+// each, b.N times; with syncEvery > 0, a goroutine syncs the dir's filesystem
+// that often meanwhile, as the exporter's flusher does (SPEC §5.1's fsync at
+// most every flush_interval, which fileexporter does not do at all).
+func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Duration) {
 	cleanPageCache()
 	dst := b.TempDir()
+	if syncEvery > 0 {
+		dirFD, err := unix.Open(dst, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		require.NoError(b, err)
+		defer unix.Close(dirFD)
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			t := time.NewTicker(syncEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					_ = syncfs(dirFD)
+				}
+			}
+		}()
+		defer func() { close(stop); <-stopped }()
+	}
 	files := make([]*os.File, len(parts))
 	size := 0
 	for i, p := range parts {
