@@ -232,6 +232,7 @@ func (c *timeCache) appendUnixNano(b []byte, ns uint64) []byte {
 	return append2(b, n%100)
 }
 
+// appendISOTime is appendISOTime with the minute's text cached.
 func (c *timeCache) appendISOTime(b []byte, ns uint64) []byte {
 	if c == nil {
 		return appendISOTime(b, ns)
@@ -431,7 +432,7 @@ func appendConsoleScope(b []byte, scope pcommon.InstrumentationScope) []byte {
 
 // appendConsoleSpan appends one console line (with its '\n'). resource and
 // scope are the pre-encoded values of appendConsoleResource and
-// appendConsoleScope.
+// appendConsoleScope; clock is the batch's time cache (nil for none).
 func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock *timeCache) []byte {
 	tid, sid, pid := span.TraceID(), span.SpanID(), span.ParentSpanID()
 	// Each id is written twice (0x-prefixed, and flat): hex it once.
@@ -697,7 +698,8 @@ func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
 	return append(b, '}')
 }
 
-// appendOTLPSpan writes one span object as pdata's JSON marshaler does.
+// appendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
+// is the batch's time cache (nil for none).
 func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
 	sep := ""
