@@ -4,6 +4,7 @@
 package gymspansexporter
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"pgregory.net/rapid"
 )
 
 func TestTornTailIsCut(t *testing.T) {
@@ -340,6 +342,11 @@ func TestManyLinesPerFile(t *testing.T) {
 	e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = "" })
 	e.write = func(name string, fd int, iovs [][]byte) (int, error) {
 		require.LessOrEqual(t, len(iovs), iovMax)
+		n := 0
+		for _, b := range iovs {
+			n += len(b)
+		}
+		require.LessOrEqual(t, n, maxWriteBytes)
 		if name == "r1.spans.jsonl" {
 			calls++
 			if calls == 2 {
@@ -354,6 +361,59 @@ func TestManyLinesPerFile(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(e.cfg.CaptureDir, "r1.spans.jsonl"))
 	require.NoError(t, err)
 	assert.Empty(t, data, "the first writev's lines were cut with the failed second")
+}
+
+// writeChunks hands out every byte once, in order, in chunks of at most
+// iovMax buffers and maxWriteBytes bytes, and leaves the caller's buffers
+// as they were.
+func TestWriteChunks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sizes := rapid.SliceOfN(rapid.OneOf(
+			rapid.IntRange(0, 200),
+			rapid.IntRange(maxWriteBytes-2, maxWriteBytes+2),
+			rapid.IntRange(2*maxWriteBytes, 3*maxWriteBytes+7),
+		), 0, 12).Draw(t, "sizes")
+		if rapid.Bool().Draw(t, "many") {
+			for i := 0; i < iovMax+rapid.IntRange(1, 50).Draw(t, "more"); i++ {
+				sizes = append(sizes, i%7)
+			}
+		}
+		var data [][]byte
+		var want []byte
+		for i, n := range sizes {
+			b := bytes.Repeat([]byte{byte('a' + i%26)}, n)
+			data = append(data, b)
+			want = append(want, b...)
+		}
+		before := append([][]byte(nil), data...)
+		var got []byte
+		w := writeChunks{data: data}
+		for {
+			chunk, n := w.next()
+			if chunk == nil {
+				break
+			}
+			if len(chunk) > iovMax {
+				t.Fatalf("%d buffers in one write", len(chunk))
+			}
+			sum := 0
+			for _, b := range chunk {
+				sum += len(b)
+				got = append(got, b...)
+			}
+			if sum != n || n > maxWriteBytes {
+				t.Fatalf("chunk of %d bytes reported as %d (bound %d)", sum, n, maxWriteBytes)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("chunks hold %d bytes, want %d (or differ)", len(got), len(want))
+		}
+		for i := range data {
+			if len(data[i]) != len(before[i]) || (len(data[i]) > 0 && &data[i][0] != &before[i][0]) {
+				t.Fatalf("buffer %d changed", i)
+			}
+		}
+	})
 }
 
 // TestRemovedFileIsRecreated: a user removes a rollout's file while the
