@@ -286,19 +286,7 @@ func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Dur
 		require.NoError(b, err)
 		defer unix.Close(dirFD)
 		stop, stopped := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(stopped)
-			t := time.NewTicker(syncEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					_ = syncfs(dirFD)
-				}
-			}
-		}()
+		go tickUntil(syncEvery, stop, stopped, func() { _ = syncfs(dirFD) })
 		defer func() { close(stop); <-stopped }()
 	}
 	files := make([]*os.File, len(parts))

@@ -144,20 +144,27 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 
 // flushLoop fsyncs what was written, at most every flush_interval.
 func (e *spansExporter) flushLoop(store *fileStore, stop <-chan struct{}, stopped chan<- struct{}) {
+	tickUntil(e.cfg.FlushInterval, stop, stopped, func() {
+		_ = store.flush() // failures are counted and logged by the store
+		for _, o := range e.observers {
+			if err := o.flush(); err != nil {
+				e.logs.warn("observer", "flush failed", zap.Error(err))
+			}
+		}
+	})
+}
+
+// tickUntil calls f every d until stop is closed, then closes stopped.
+func tickUntil(d time.Duration, stop <-chan struct{}, stopped chan<- struct{}, f func()) {
 	defer close(stopped)
-	t := time.NewTicker(e.cfg.FlushInterval)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			_ = store.flush() // failures are counted and logged by the store
-			for _, o := range e.observers {
-				if err := o.flush(); err != nil {
-					e.logs.warn("observer", "flush failed", zap.Error(err))
-				}
-			}
+			f()
 		}
 	}
 }
