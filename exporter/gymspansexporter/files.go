@@ -72,6 +72,7 @@ const maxWriteBytes = 1 << 20
 // longer buffer split across chunks. It does not modify data.
 type writeChunks struct {
 	data    [][]byte
+	left    int      // the bytes of data not handed out yet
 	off     int      // into data[0]
 	scratch [][]byte // the chunk, when it is not a prefix of data
 }
@@ -82,16 +83,10 @@ func (w *writeChunks) next() ([][]byte, int) {
 		return nil, 0
 	}
 	// The common case: what is left fits one write as it is.
-	if w.off == 0 && len(w.data) <= iovMax {
-		total := 0
-		for _, b := range w.data {
-			total += len(b)
-		}
-		if total <= maxWriteBytes {
-			chunk := w.data
-			w.data = nil
-			return chunk, total
-		}
+	if w.off == 0 && len(w.data) <= iovMax && w.left <= maxWriteBytes {
+		chunk, n := w.data, w.left
+		w.data, w.left = nil, 0
+		return chunk, n
 	}
 	w.scratch = w.scratch[:0]
 	n := 0
@@ -106,6 +101,7 @@ func (w *writeChunks) next() ([][]byte, int) {
 		w.scratch = append(w.scratch, b)
 		n += len(b)
 	}
+	w.left -= n
 	return w.scratch, n
 }
 
@@ -440,7 +436,7 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 		return true, nil
 	}
 	written := 0
-	chunks := writeChunks{data: data}
+	chunks := writeChunks{data: data, left: dataSize}
 	for {
 		chunk, want := chunks.next()
 		if chunk == nil {

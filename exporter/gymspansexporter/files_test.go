@@ -387,7 +387,7 @@ func TestWriteChunks(t *testing.T) {
 		}
 		before := append([][]byte(nil), data...)
 		var got []byte
-		w := writeChunks{data: data}
+		w := writeChunks{data: data, left: len(want)}
 		for {
 			chunk, n := w.next()
 			if chunk == nil {
