@@ -363,16 +363,12 @@ func appendPythonStrRepr(b []byte, s string) []byte {
 	return append(b, q)
 }
 
-func appendConsoleContext(b []byte, tid pcommon.TraceID, sid pcommon.SpanID, ts string) []byte {
+// appendConsoleContext writes a console context from the ids in hex.
+func appendConsoleContext(b, tidHex, sidHex []byte, ts string) []byte {
 	b = append(b, `{"trace_id":"0x`...)
-	b = appendHex(b, tid[:])
+	b = append(b, tidHex...)
 	b = append(b, `","span_id":"0x`...)
-	b = appendHex(b, sid[:])
-	return appendTraceStateField(b, ts)
-}
-
-// appendTraceStateField ends a console context: `","trace_state":...}`.
-func appendTraceStateField(b []byte, ts string) []byte {
+	b = append(b, sidHex...)
 	b = append(b, `","trace_state":`...)
 	if ts == "" {
 		b = append(b, `"[]"`...)
@@ -443,11 +439,8 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock
 	hex.Encode(pidHex, pid[:])
 	b = append(b, `{"name":`...)
 	b = appendJSONString(b, span.Name())
-	b = append(b, `,"context":{"trace_id":"0x`...)
-	b = append(b, tidHex...)
-	b = append(b, `","span_id":"0x`...)
-	b = append(b, sidHex...)
-	b = appendTraceStateField(b, span.TraceState().AsRaw())
+	b = append(b, `,"context":`...)
+	b = appendConsoleContext(b, tidHex, sidHex, span.TraceState().AsRaw())
 	b = append(b, `,"kind":`...)
 	b = append(b, consoleKind(span.Kind())...)
 	b = append(b, `,"parent_id":`...)
@@ -495,7 +488,11 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock
 			b = append(b, ',')
 		}
 		b = append(b, `{"context":`...)
-		b = appendConsoleContext(b, l.TraceID(), l.SpanID(), l.TraceState().AsRaw())
+		ltid, lsid := l.TraceID(), l.SpanID()
+		var lids [48]byte // not ids: the span's own are written again below
+		hex.Encode(lids[:32], ltid[:])
+		hex.Encode(lids[32:], lsid[:])
+		b = appendConsoleContext(b, lids[:32], lids[32:], l.TraceState().AsRaw())
 		b = append(b, `,"attributes":`...)
 		b = appendConsoleMap(b, l.Attributes())
 		b = append(b, '}')
