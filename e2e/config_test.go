@@ -196,6 +196,7 @@ func TestBadConfigRefused(t *testing.T) {
 		{"zero rollout_wait", "rollout_wait: 0s", "", "rollout_wait"},
 		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl"},
 		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval"},
+		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold"},
 		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute"},
 		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir"},
 		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern"},

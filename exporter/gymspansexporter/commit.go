@@ -27,6 +27,9 @@ type groupCommit struct {
 	order  []*groupFile
 	free   []*groupFile
 	iovs   [][]byte
+	// afterGroup, when set, runs after each group is written, still as the
+	// writer (the file store gives back locks kept too long).
+	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.
 	queued func(n int)
@@ -67,16 +70,41 @@ func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, si
 			o.wake <- false
 		}
 	}
+	if g.afterGroup != nil {
+		g.afterGroup()
+	}
 
 	g.mu.Lock()
+	clear(group)
+	g.spare = group[:0]
+	g.handOffLocked()
+	g.mu.Unlock()
+}
+
+// handOffLocked passes the write token to the first queued push, if any.
+func (g *groupCommit) handOffLocked() {
 	if len(g.queue) > 0 {
 		g.queue[0].wake <- true // the next writer takes what queued meanwhile
 	} else {
 		g.writing = false
 	}
-	clear(group)
-	g.spare = group[:0]
+}
+
+// whenIdle runs f as the writer if no push is writing, and reports whether
+// it did. Pushes that arrive meanwhile queue as behind any writer.
+func (g *groupCommit) whenIdle(f func()) bool {
+	g.mu.Lock()
+	if g.writing {
+		g.mu.Unlock()
+		return false
+	}
+	g.writing = true
 	g.mu.Unlock()
+	f()
+	g.mu.Lock()
+	g.handOffLocked()
+	g.mu.Unlock()
+	return true
 }
 
 // write appends each file of the group once, in the order the files first

@@ -60,6 +60,13 @@ type Config struct {
 	// loss). Default: 1s.
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 
+	// LockHold is the longest time a file's exclusive lock is kept after an
+	// append, so that back-to-back batches to the same file take it once.
+	// Another process sharing the capture dir waits at most about this long
+	// for a lock we keep; 0 gives every lock back after its batch.
+	// Default: 10ms.
+	LockHold time.Duration `mapstructure:"lock_hold"`
+
 	// FilePermissions are the octal permissions of created files. Default: "0640".
 	FilePermissions string `mapstructure:"file_permissions"`
 
@@ -144,6 +151,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush_interval: must be a positive duration, got %v", cfg.FlushInterval))
+	}
+	if cfg.LockHold < 0 || cfg.LockHold > time.Second {
+		errs = append(errs, fmt.Errorf("lock_hold: must be between 0 and 1s, got %v", cfg.LockHold))
 	}
 	if cfg.Rotation.MaxMegabytes <= 0 {
 		errs = append(errs, fmt.Errorf("rotation.max_megabytes: must be positive, got %d", cfg.Rotation.MaxMegabytes))

@@ -125,6 +125,9 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
+	store.holdFor = e.cfg.LockHold
+	store.exclusive = e.commits.whenIdle
+	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
 	if e.cfg.ServiceMap.Enabled && len(e.observers) == 0 {
 		sm, err := newServiceMapObserver(e.cfg, e.logger)
 		if err != nil {

@@ -37,6 +37,7 @@ func createDefaultConfig() component.Config {
 		Format:               formatConsole,
 		MaxOpenFiles:         256,
 		FlushInterval:        time.Second,
+		LockHold:             10 * time.Millisecond,
 		FilePermissions:      "0640",
 		DirectoryPermissions: "0750",
 		ServiceMap: ServiceMapConfig{

@@ -16,7 +16,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 //	→ cut a torn tail (no read needed when the size is where our last append
 //	ended) → rotate when over size (combined file only) →
 //	writev(2) of the batch's lines (one call per 1024 buffers) → on error or
-//	short write, truncate back to the size before → unlock.
+//	short write, truncate back to the size before → unlock, or keep the lock
+//	for the next append for at most lock_hold (lockhold.go).
 //
 // Handles live in an LRU bounded by max_open_files (the capture-dir
 // descriptor counts as one); a handle in use is never evicted. Writes never
@@ -153,6 +154,10 @@ type handle struct {
 	// When the file still has that size, its last byte is our newline and
 	// the torn-tail check needs no read.
 	ourEnd int64
+	// locked: the store keeps the file's lock between appends (lockhold.go);
+	// lockSeq tells this lock from earlier ones of the handle.
+	locked  bool
+	lockSeq uint64
 }
 
 // fileStore owns the capture-dir descriptor and the bounded handle cache.
@@ -176,6 +181,15 @@ type fileStore struct {
 	closed      bool
 	syncfsAbove int          // syncfsThreshold; tests raise it to keep the per-file path
 	syncfsCalls atomic.Int64 // flushes done with one syncfs (tests read it)
+
+	// Locks kept between appends (lockhold.go), owned by the writer.
+	// exclusive runs f when no push is writing and reports whether it did.
+	holdFor   time.Duration
+	exclusive func(f func()) bool
+	kept      []keptLock
+	lockSeq   uint64
+	holdArmed bool
+	holdTimer *time.Timer
 }
 
 // storeObserver receives the file layer's events for the exporter's metrics.
@@ -291,9 +305,15 @@ func (s *fileStore) dropLocked(h *handle) {
 		s.closedDirty[h.name] = struct{}{}
 	}
 	if h.refs == 0 {
-		_ = unix.Close(h.fd)
-		s.unreserveLocked()
+		s.closeLocked(h)
 	}
+}
+
+// closeLocked closes h's descriptor, which gives back a kept lock.
+func (s *fileStore) closeLocked(h *handle) {
+	_ = unix.Close(h.fd)
+	h.locked = false
+	s.unreserveLocked()
 }
 
 // acquire returns the cached handle of name, opening it when needed.
@@ -326,8 +346,7 @@ func (s *fileStore) release(h *handle) {
 	h.refs--
 	if h.refs == 0 {
 		if h.retired {
-			_ = unix.Close(h.fd)
-			s.unreserveLocked()
+			s.closeLocked(h)
 		} else {
 			s.cond.Broadcast()
 		}
@@ -394,14 +413,29 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotat
 	}
 }
 
-// appendLocked takes the lock on h and appends; again reports that h no
-// longer names the current file (replaced, or rotated by us) and the caller
-// must reopen and retry.
+// appendLocked takes the lock on h (or finds it kept) and appends; again
+// reports that h no longer names the current file (replaced, or rotated by
+// us) and the caller must reopen and retry.
 func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *rotation) (again bool, err error) {
-	if err := flock(h.fd, unix.LOCK_EX); err != nil {
-		return false, fmt.Errorf("lock %q: %w", h.name, err)
+	// A kept lock was held since our last append: no process honouring the
+	// lock has rotated the file since. (It may still have been removed by
+	// hand, which the fstat sees.)
+	kept := h.locked
+	if !kept {
+		if err := s.lockForAppend(h); err != nil {
+			return false, fmt.Errorf("lock %q: %w", h.name, err)
+		}
 	}
-	defer func() { _ = flock(h.fd, unix.LOCK_UN) }()
+	keepLock := false
+	defer func() {
+		if keepLock {
+			if !kept {
+				s.keep(h, time.Now())
+			}
+		} else {
+			s.unlockNow(h)
+		}
+	}()
 
 	var st unix.Stat_t
 	if err := unix.Fstat(h.fd, &st); err != nil {
@@ -415,9 +449,9 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 			return false, err
 		}
 	}
-	if rot != nil {
+	if rot != nil && !kept {
 		// Only rotated files are renamed away (by any process sharing the
-		// dir); check that the name still leads to this file.
+		// dir, under the lock); check that the name still leads to this file.
 		var cur unix.Stat_t
 		if err := unix.Fstatat(s.dirFD, h.name, &cur, unix.AT_SYMLINK_NOFOLLOW); err != nil || cur.Ino != st.Ino || cur.Dev != st.Dev {
 			return true, nil
@@ -457,6 +491,7 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 		}
 	}
 	h.ourEnd = size + int64(written)
+	keepLock = s.holdFor > 0
 	s.mu.Lock()
 	h.dirty = true
 	s.mu.Unlock()
@@ -683,6 +718,9 @@ func (s *fileStore) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.holdTimer != nil {
+		s.holdTimer.Stop()
+	}
 	for _, h := range s.handles {
 		if h.refs == 0 {
 			s.dropLocked(h)

@@ -1,0 +1,133 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Keeping a file's lock between appends (lock_hold).
+//
+// SPEC §5.1 appends each batch under an exclusive flock, and the torn-tail
+// check needs an fstat under it. Taking and giving back the lock of every
+// file of every batch is three syscalls per file and batch (flock, fstat,
+// unlock) beside the one write; with a hundred rollouts in a batch that is
+// most of a push's syscalls, and over NFS each lock is a round trip to the
+// server. With lock_hold > 0 the store keeps a file's lock after an append
+// for at most lock_hold, so back-to-back batches to the same file pay for one
+// lock: while we hold it no other process honouring the lock can have
+// appended, truncated or rotated the file, so the size is where our last
+// append ended and neither the fstat nor the torn-tail check is needed.
+//
+// Another collector sharing the capture dir waits at most lock_hold (plus
+// the group being written) for a lock we keep:
+//   - the writer gives back every lock older than lock_hold after each
+//     group (expireKept), and a timer does it when no push comes (runs only
+//     when no writer is active, through exclusive);
+//   - the writer never waits for a lock while keeping others: when a lock
+//     is taken elsewhere (LOCK_NB fails) it first gives back all it keeps.
+//     Two collectors that each keep one file and wait for the other's would
+//     otherwise wait forever.
+//
+// The kept list and the timer belong to the writer (the holder of
+// groupCommit's write token, or the timer callback inside exclusive). A
+// handle's locked flag is written by the writer while the handle is pinned
+// and, under s.mu, when its descriptor is closed (which gives the lock back).
+
+// keptLock is a lock the store keeps: the handle, which of its locks, and
+// when it was taken. Entries are in the order the locks were taken; an entry
+// whose lock was given back since (seq differs or not locked) is skipped.
+type keptLock struct {
+	h   *handle
+	seq uint64
+	at  time.Time
+}
+
+// lockForAppend takes h's exclusive lock. With lock_hold it never blocks
+// while the store keeps other locks.
+func (s *fileStore) lockForAppend(h *handle) error {
+	if s.holdFor > 0 {
+		err := flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK {
+			return err
+		}
+		s.giveBackKept(time.Time{})
+	}
+	return flock(h.fd, unix.LOCK_EX)
+}
+
+// keep records that the lock just taken on h is kept after the append.
+func (s *fileStore) keep(h *handle, now time.Time) {
+	s.lockSeq++
+	h.locked, h.lockSeq = true, s.lockSeq
+	s.kept = append(s.kept, keptLock{h: h, seq: s.lockSeq, at: now})
+}
+
+// unlockNow gives back h's lock (h is pinned by the caller).
+func (s *fileStore) unlockNow(h *handle) {
+	_ = flock(h.fd, unix.LOCK_UN)
+	h.locked = false
+}
+
+// giveBackKept gives back every kept lock taken at or before cutoff (every
+// one when cutoff is zero) and returns when the oldest lock still kept was
+// taken (zero when none is).
+func (s *fileStore) giveBackKept(cutoff time.Time) time.Time {
+	n := 0
+	for _, k := range s.kept {
+		if !cutoff.IsZero() && k.at.After(cutoff) {
+			break
+		}
+		s.mu.Lock()
+		// A closed descriptor gave its lock back (and cleared locked).
+		if k.h.locked && k.h.lockSeq == k.seq {
+			s.unlockNow(k.h)
+		}
+		s.mu.Unlock()
+		n++
+	}
+	clear(s.kept[:n])
+	s.kept = s.kept[:copy(s.kept, s.kept[n:])]
+	if len(s.kept) == 0 {
+		return time.Time{}
+	}
+	return s.kept[0].at
+}
+
+// expireKept is run by the writer after each group: it gives back the locks
+// kept for lock_hold or longer and arms the timer for the rest.
+func (s *fileStore) expireKept(now time.Time) {
+	if len(s.kept) == 0 {
+		return
+	}
+	oldest := s.giveBackKept(now.Add(-s.holdFor))
+	if oldest.IsZero() || s.holdArmed {
+		return
+	}
+	s.holdArmed = true
+	if s.holdTimer == nil {
+		// Set before it can fire: its callback resets it.
+		s.holdTimer = time.AfterFunc(time.Hour, s.onHoldTimer)
+	}
+	s.holdTimer.Reset(oldest.Add(s.holdFor).Sub(now))
+}
+
+// onHoldTimer gives back the expired locks when no push is writing; when one
+// is, it tries again shortly (the writer also expires locks after its group).
+func (s *fileStore) onHoldTimer() {
+	s.mu.Lock()
+	closed := s.closed // close gave every lock back
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	if !s.exclusive(func() {
+		s.holdArmed = false
+		s.expireKept(time.Now())
+	}) {
+		s.holdTimer.Reset(s.holdFor/4 + time.Millisecond)
+	}
+}
