@@ -42,8 +42,9 @@ func dirBytes(b *testing.B, dir string) int64 {
 // per rollout and batch, the share a Gym process's SDK batch usually holds.
 // gymspans fsyncs every flush_interval (1s) and fileexporter never does; the
 // _flush1h variant leaves the run without an fsync, at fileexporter's
-// durability. It reports spans/s, spans per CPU-second, allocs/span, and
-// MB/s of output (SetBytes).
+// durability. _lockhold0 gives every file's lock back after each batch
+// (lock_hold: 0). It reports spans/s, spans per CPU-second, allocs/span,
+// and MB/s of output (SetBytes).
 func BenchmarkExport(b *testing.B) {
 	for _, shape := range []struct {
 		suffix   string
@@ -82,6 +83,15 @@ func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.CaptureDir = dir
 			cfg.FlushInterval = time.Hour
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
+		{"gymspans_console_lockhold0", func(dir string) (exporter.Factory, component.Config) {
+			// Every lock given back after its batch (lock_hold: 0): a
+			// flock, an fstat and an unlock per file and batch.
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.LockHold = 0
 			cfg.ServiceMap.Enabled = false
 			return NewFactory(), cfg
 		}},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -59,6 +60,7 @@ type spansExporter struct {
 
 	commits  groupCommit
 	inflight sync.WaitGroup // pushes past encoding; shutdown waits for them
+	active   atomic.Int32   // pushes in pushTraces; the last out calls store.idle
 
 	mu      sync.Mutex
 	store   *fileStore
@@ -125,8 +127,7 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
-	store.holdFor = e.cfg.LockHold
-	store.exclusive = e.commits.whenIdle
+	store.startHolding(e.cfg.LockHold, e.commits.whenIdle)
 	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
 	if e.cfg.ServiceMap.Enabled && len(e.observers) == 0 {
 		sm, err := newServiceMapObserver(e.cfg, e.logger)
@@ -296,6 +297,12 @@ func (e *spansExporter) pushTraces(_ context.Context, td ptrace.Traces) error {
 	} else {
 		b = &batch{wake: make(chan bool, 1)}
 	}
+	e.active.Add(1)
+	defer func() {
+		if e.active.Add(-1) == 0 {
+			store.idle()
+		}
+	}()
 	e.encode(b, td)
 	e.encodeRoots(b, td)
 	e.inflight.Add(1)

@@ -182,13 +182,12 @@ type fileStore struct {
 	syncfsAbove int          // syncfsThreshold; tests raise it to keep the per-file path
 	syncfsCalls atomic.Int64 // flushes done with one syncfs (tests read it)
 
-	// Locks kept between appends (lockhold.go), owned by the writer.
-	// exclusive runs f when no push is writing and reports whether it did.
+	// Locks kept between appends (lockhold.go); kept and lockSeq are the
+	// writer's.
 	holdFor   time.Duration
 	exclusive func(f func()) bool
 	kept      []keptLock
 	lockSeq   uint64
-	holdArmed bool
 	holdTimer *time.Timer
 }
 

@@ -25,15 +25,15 @@ import (
 // Another collector sharing the capture dir waits at most lock_hold (plus
 // the group being written) for a lock we keep:
 //   - the writer gives back every lock older than lock_hold after each
-//     group (expireKept), and a timer does it when no push comes (runs only
-//     when no writer is active, through exclusive);
+//     group (expireKept), and a timer does it once no push is in flight
+//     (idle; it runs as the writer, through exclusive);
 //   - the writer never waits for a lock while keeping others: when a lock
 //     is taken elsewhere (LOCK_NB fails) it first gives back all it keeps.
 //     Two collectors that each keep one file and wait for the other's would
 //     otherwise wait forever.
 //
-// The kept list and the timer belong to the writer (the holder of
-// groupCommit's write token, or the timer callback inside exclusive). A
+// The kept list belongs to the writer (the holder of groupCommit's write
+// token, or the timer callback inside exclusive). A
 // handle's locked flag is written by the writer while the handle is pinned
 // and, under s.mu, when its descriptor is closed (which gives the lock back).
 
@@ -97,26 +97,40 @@ func (s *fileStore) giveBackKept(cutoff time.Time) time.Time {
 	return s.kept[0].at
 }
 
-// expireKept is run by the writer after each group: it gives back the locks
-// kept for lock_hold or longer and arms the timer for the rest.
-func (s *fileStore) expireKept(now time.Time) {
-	if len(s.kept) == 0 {
+// startHolding turns lock_hold on; exclusive runs f as the writer when no
+// push is writing, and reports whether it did.
+func (s *fileStore) startHolding(holdFor time.Duration, exclusive func(f func()) bool) {
+	if holdFor <= 0 {
 		return
 	}
-	oldest := s.giveBackKept(now.Add(-s.holdFor))
-	if oldest.IsZero() || s.holdArmed {
-		return
-	}
-	s.holdArmed = true
-	if s.holdTimer == nil {
-		// Set before it can fire: its callback resets it.
-		s.holdTimer = time.AfterFunc(time.Hour, s.onHoldTimer)
-	}
-	s.holdTimer.Reset(oldest.Add(s.holdFor).Sub(now))
+	s.holdFor, s.exclusive = holdFor, exclusive
+	s.holdTimer = time.AfterFunc(time.Hour, s.onHoldTimer)
+	s.holdTimer.Stop()
 }
 
-// onHoldTimer gives back the expired locks when no push is writing; when one
-// is, it tries again shortly (the writer also expires locks after its group).
+// expireKept is run by the writer after each group: it gives back the locks
+// kept for lock_hold or longer, and returns when the oldest lock still kept
+// was taken (zero when none is).
+func (s *fileStore) expireKept(now time.Time) time.Time {
+	if len(s.kept) == 0 {
+		return time.Time{}
+	}
+	return s.giveBackKept(now.Add(-s.holdFor))
+}
+
+// idle is called by the push that leaves the exporter with none in flight:
+// the kept locks are given back lock_hold from now unless a push comes
+// first. While pushes keep coming, each postpones the timer and the writer
+// expires locks after each group, so a busy exporter is never woken by it.
+func (s *fileStore) idle() {
+	if s.holdTimer != nil {
+		s.holdTimer.Reset(s.holdFor)
+	}
+}
+
+// onHoldTimer gives back the expired locks if no push is writing, and comes
+// again for the locks kept since. If a push is writing, it does nothing: the
+// writer expires locks after its group, and the last push out calls idle.
 func (s *fileStore) onHoldTimer() {
 	s.mu.Lock()
 	closed := s.closed // close gave every lock back
@@ -124,10 +138,10 @@ func (s *fileStore) onHoldTimer() {
 	if closed {
 		return
 	}
-	if !s.exclusive(func() {
-		s.holdArmed = false
-		s.expireKept(time.Now())
-	}) {
-		s.holdTimer.Reset(s.holdFor/4 + time.Millisecond)
-	}
+	s.exclusive(func() {
+		now := time.Now()
+		if oldest := s.expireKept(now); !oldest.IsZero() {
+			s.holdTimer.Reset(oldest.Add(s.holdFor).Sub(now))
+		}
+	})
 }
