@@ -15,7 +15,7 @@ out=$(mktemp)
 trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
 (cd "$root" && go test -c -o "$bin" ./exporter/gymspansexporter/)
 
-names="gymspans_console gymspans_console_flush1h gymspans_console_lockhold0 gymspans_otlp_json gymspans_otlp_json_no_combined fileexporter_json"
+names="gymspans_console gymspans_console_flush1h gymspans_console_lockhold0 gymspans_otlp_json gymspans_otlp_json_no_combined gymspans_otlp_json_no_combined_flush1h fileexporter_json"
 # The write floors (one caller): console's bytes in its layout with no
 # encoding and no locking, without and with the flusher's syncfs.
 floors="per_file per_file_synced"

@@ -41,7 +41,7 @@ func dirBytes(b *testing.B, dir string) int64 {
 // from one caller and from four at once. The _small variants have 5 spans
 // per rollout and batch, the share a Gym process's SDK batch usually holds.
 // gymspans fsyncs every flush_interval (1s) and fileexporter never does; the
-// _flush1h variant leaves the run without an fsync, at fileexporter's
+// _flush1h variants leave the run without an fsync, at fileexporter's
 // durability. _lockhold0 gives every file's lock back after each batch
 // (lock_hold: 0). It reports spans/s, spans per CPU-second, allocs/span,
 // and MB/s of output (SetBytes).
@@ -109,6 +109,17 @@ func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 			cfg.CaptureDir = dir
 			cfg.Format = formatOTLPJSON
 			cfg.CombinedFile = ""
+			cfg.ServiceMap.Enabled = false
+			return NewFactory(), cfg
+		}},
+		{"gymspans_otlp_json_no_combined_flush1h", func(dir string) (exporter.Factory, component.Config) {
+			// fileexporter's output and durability: each span once, no
+			// fsync within the run.
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.Format = formatOTLPJSON
+			cfg.CombinedFile = ""
+			cfg.FlushInterval = time.Hour
 			cfg.ServiceMap.Enabled = false
 			return NewFactory(), cfg
 		}},

@@ -11,16 +11,16 @@ import (
 
 // Keeping a file's lock between appends (lock_hold).
 //
-// SPEC §5.1 appends each batch under an exclusive flock, and the torn-tail
-// check needs an fstat under it. Taking and giving back the lock of every
-// file of every batch is three syscalls per file and batch (flock, fstat,
-// unlock) beside the one write; with a hundred rollouts in a batch that is
-// most of a push's syscalls, and over NFS each lock is a round trip to the
-// server. With lock_hold > 0 the store keeps a file's lock after an append
-// for at most lock_hold, so back-to-back batches to the same file pay for one
-// lock: while we hold it no other process honouring the lock can have
-// appended, truncated or rotated the file, so the size is where our last
-// append ended and neither the fstat nor the torn-tail check is needed.
+// SPEC §5.1 appends each batch under an exclusive flock. Taking and giving
+// back the lock of every file of every batch is two syscalls per file and
+// batch beside its fstat and write; with a hundred rollouts in a batch that
+// is half of a push's syscalls, and over NFS each lock is a round trip to
+// the server. With lock_hold > 0 the store keeps a file's lock after an
+// append for at most lock_hold, so back-to-back batches to the same file take
+// it once. While we hold it no process honouring the lock can have appended
+// to or rotated the file, so the combined file's rotation check (an
+// fstatat) is skipped too; the fstat stays, for a file removed by hand and
+// for writers that do not lock.
 //
 // Another collector sharing the capture dir waits at most lock_hold (plus
 // the group being written) for a lock we keep:
@@ -33,9 +33,9 @@ import (
 //     otherwise wait forever.
 //
 // The kept list belongs to the writer (the holder of groupCommit's write
-// token, or the timer callback inside exclusive). A
-// handle's locked flag is written by the writer while the handle is pinned
-// and, under s.mu, when its descriptor is closed (which gives the lock back).
+// token, or the timer callback inside exclusive). A handle's locked flag is
+// written by the writer while the handle is pinned and, under s.mu, when its
+// descriptor is closed (which gives the lock back).
 
 // keptLock is a lock the store keeps: the handle, which of its locks, and
 // when it was taken. Entries are in the order the locks were taken; an entry
