@@ -57,72 +57,41 @@ func BenchmarkExport(b *testing.B) {
 
 func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 	spans := td.SpanCount()
+	// gymspans builds the exporter's default config (no service map) on dir,
+	// changed by set.
+	gymspans := func(set func(*Config)) func(dir string) (exporter.Factory, component.Config) {
+		return func(dir string) (exporter.Factory, component.Config) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.CaptureDir = dir
+			cfg.ServiceMap.Enabled = false
+			set(cfg)
+			return NewFactory(), cfg
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		make func(dir string) (exporter.Factory, component.Config)
 	}{
-		{"gymspans_console", func(dir string) (exporter.Factory, component.Config) {
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_console_evicting", func(dir string) (exporter.Factory, component.Config) {
-			// Fewer descriptors than rollouts per batch: the LRU evicts
-			// every file before its next append, so each append reopens
-			// (a Gym run with more rollouts in flight than max_open_files).
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.MaxOpenFiles = 64
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_console_flush1h", func(dir string) (exporter.Factory, component.Config) {
-			// No fsync within the run, like fileexporter, which never
-			// fsyncs: what console costs at fileexporter's durability.
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.FlushInterval = time.Hour
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_console_lockhold0", func(dir string) (exporter.Factory, component.Config) {
-			// Every lock given back after its batch (lock_hold: 0): a
-			// flock, an fstat and an unlock per file and batch.
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.LockHold = 0
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_otlp_json", func(dir string) (exporter.Factory, component.Config) {
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.Format = formatOTLPJSON
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_otlp_json_no_combined", func(dir string) (exporter.Factory, component.Config) {
-			// The same output as fileexporter (each span once, OTLP/JSON),
-			// split per rollout: pipeline C' of the benchmark harness.
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.Format = formatOTLPJSON
-			cfg.CombinedFile = ""
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
-		{"gymspans_otlp_json_no_combined_flush1h", func(dir string) (exporter.Factory, component.Config) {
-			// fileexporter's output and durability: each span once, no
-			// fsync within the run.
-			cfg := createDefaultConfig().(*Config)
-			cfg.CaptureDir = dir
-			cfg.Format = formatOTLPJSON
-			cfg.CombinedFile = ""
-			cfg.FlushInterval = time.Hour
-			cfg.ServiceMap.Enabled = false
-			return NewFactory(), cfg
-		}},
+		{"gymspans_console", gymspans(func(*Config) {})},
+		// Fewer descriptors than rollouts per batch: the LRU evicts every
+		// file before its next append, so each append reopens (a Gym run
+		// with more rollouts in flight than max_open_files).
+		{"gymspans_console_evicting", gymspans(func(c *Config) { c.MaxOpenFiles = 64 })},
+		// No fsync within the run, like fileexporter, which never fsyncs:
+		// what console costs at fileexporter's durability.
+		{"gymspans_console_flush1h", gymspans(func(c *Config) { c.FlushInterval = time.Hour })},
+		// Every lock given back after its batch: a flock, an fstat and an
+		// unlock per file and batch.
+		{"gymspans_console_lockhold0", gymspans(func(c *Config) { c.LockHold = 0 })},
+		{"gymspans_otlp_json", gymspans(func(c *Config) { c.Format = formatOTLPJSON })},
+		// The same output as fileexporter (each span once, OTLP/JSON), split
+		// per rollout: pipeline C' of the benchmark harness.
+		{"gymspans_otlp_json_no_combined", gymspans(func(c *Config) { c.Format, c.CombinedFile = formatOTLPJSON, "" })},
+		// fileexporter's output and durability: each span once, no fsync
+		// within the run.
+		{"gymspans_otlp_json_no_combined_flush1h", gymspans(func(c *Config) {
+			c.Format, c.CombinedFile, c.FlushInterval = formatOTLPJSON, "", time.Hour
+		})},
 		{"fileexporter_json", func(dir string) (exporter.Factory, component.Config) {
 			f := fileexporter.NewFactory()
 			cfg := f.CreateDefaultConfig().(*fileexporter.Config)
