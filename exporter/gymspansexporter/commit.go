@@ -91,7 +91,7 @@ func (g *groupCommit) handOffLocked() {
 }
 
 // whenIdle runs f as the writer if no push is writing, and reports whether
-// it did. Pushes that arrive meanwhile queue as behind any writer.
+// it did. Pushes that arrive meanwhile queue as they do behind a writer.
 func (g *groupCommit) whenIdle(f func()) bool {
 	g.mu.Lock()
 	if g.writing {

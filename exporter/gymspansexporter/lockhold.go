@@ -112,9 +112,6 @@ func (s *fileStore) startHolding(holdFor time.Duration, exclusive func(f func())
 // kept for lock_hold or longer, and returns when the oldest lock still kept
 // was taken (zero when none is).
 func (s *fileStore) expireKept(now time.Time) time.Time {
-	if len(s.kept) == 0 {
-		return time.Time{}
-	}
 	return s.giveBackKept(now.Add(-s.holdFor))
 }
 
