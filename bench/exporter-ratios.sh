@@ -3,7 +3,10 @@
 # interleaved rounds (each benchmark once per round, in its own process) and
 # prints, per gymspans variant, the median over the rounds of its ratio to
 # fileexporter's figure in the same round: the machine's drift between rounds
-# cancels out of a ratio taken within one.
+# cancels out of a ratio taken within one. The variants that fsync every
+# second (gymspans's default flush_interval) are also given against
+# fileexporter_json_synced, fileexporter with its dir synced as often, in the
+# rows marked @synced.
 #
 # usage: bench/exporter-ratios.sh [rounds (default 6)] [dir to write in (default $TMPDIR or /tmp)]
 set -euo pipefail
@@ -15,7 +18,7 @@ out=$(mktemp)
 trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
 (cd "$root" && go test -c -o "$bin" ./exporter/gymspansexporter/)
 
-names="gymspans_console gymspans_console_flush1h gymspans_console_lockhold0 gymspans_otlp_json gymspans_otlp_json_no_combined gymspans_otlp_json_no_combined_flush1h fileexporter_json"
+names="gymspans_console gymspans_console_flush1h gymspans_console_lockhold0 gymspans_otlp_json gymspans_otlp_json_no_combined gymspans_otlp_json_no_combined_flush1h fileexporter_json fileexporter_json_synced"
 # The write floors (one caller): console's bytes in its layout with no
 # encoding and no locking, without and with the flusher's syncfs.
 floors="per_file per_file_synced"
@@ -43,10 +46,17 @@ BEGIN { nu = split("spans/s spans/cpu-s", us, " ") }
 }
 END {
 	for (n in names) {
-		if (n ~ /^fileexporter/) continue
-		base = (n ~ /_4callers$/) ? "fileexporter_json_4callers" : "fileexporter_json"
+		if (n ~ /^fileexporter_json(_4callers)?$/) continue
+		four = (n ~ /_4callers$/) ? "_4callers" : ""
+		base = "fileexporter_json" four
 		for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
 			print n, us[k], v[r, n, us[k]] / v[r, base, us[k]]
+		# The variants that fsync every second, also against fileexporter
+		# synced as often (equal durability).
+		if (n ~ /^fileexporter|flush1h|^floor/) continue
+		base = "fileexporter_json_synced" four
+		for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
+			print n "@synced", us[k], v[r, n, us[k]] / v[r, base, us[k]]
 	}
 }' "$out" | sort -k1,1 -k2,2 -k3,3g | awk '
 function flush() {

@@ -42,7 +42,8 @@ func dirBytes(b *testing.B, dir string) int64 {
 // per rollout and batch, the share a Gym process's SDK batch usually holds.
 // gymspans fsyncs every flush_interval (1s) and fileexporter never does; the
 // _flush1h variants leave the run without an fsync, at fileexporter's
-// durability. _lockhold0 gives every file's lock back after each batch
+// durability; fileexporter_json_synced brings fileexporter to gymspans's,
+// the benchmark syncing its dir's filesystem every second. _lockhold0 gives every file's lock back after each batch
 // (lock_hold: 0). It reports spans/s, spans per CPU-second, allocs/span,
 // and MB/s of output (SetBytes).
 func BenchmarkExport(b *testing.B) {
@@ -68,51 +69,57 @@ func benchExporters(b *testing.B, td ptrace.Traces, suffix string) {
 			return NewFactory(), cfg
 		}
 	}
+	fileexporterJSON := func(dir string) (exporter.Factory, component.Config) {
+		f := fileexporter.NewFactory()
+		cfg := f.CreateDefaultConfig().(*fileexporter.Config)
+		cfg.Path = filepath.Join(dir, "traces.json")
+		return f, cfg
+	}
 	for _, tc := range []struct {
-		name string
-		make func(dir string) (exporter.Factory, component.Config)
+		name      string
+		make      func(dir string) (exporter.Factory, component.Config)
+		syncEvery time.Duration
 	}{
-		{"gymspans_console", gymspans(func(*Config) {})},
+		{name: "gymspans_console", make: gymspans(func(*Config) {})},
 		// Fewer descriptors than rollouts per batch: the LRU evicts every
 		// file before its next append, so each append reopens (a Gym run
 		// with more rollouts in flight than max_open_files).
-		{"gymspans_console_evicting", gymspans(func(c *Config) { c.MaxOpenFiles = 64 })},
+		{name: "gymspans_console_evicting", make: gymspans(func(c *Config) { c.MaxOpenFiles = 64 })},
 		// No fsync within the run, like fileexporter, which never fsyncs:
 		// what console costs at fileexporter's durability.
-		{"gymspans_console_flush1h", gymspans(func(c *Config) { c.FlushInterval = time.Hour })},
+		{name: "gymspans_console_flush1h", make: gymspans(func(c *Config) { c.FlushInterval = time.Hour })},
 		// Every lock given back after its batch: a flock, an fstat and an
 		// unlock per file and batch.
-		{"gymspans_console_lockhold0", gymspans(func(c *Config) { c.LockHold = 0 })},
-		{"gymspans_otlp_json", gymspans(func(c *Config) { c.Format = formatOTLPJSON })},
+		{name: "gymspans_console_lockhold0", make: gymspans(func(c *Config) { c.LockHold = 0 })},
+		{name: "gymspans_otlp_json", make: gymspans(func(c *Config) { c.Format = formatOTLPJSON })},
 		// The same output as fileexporter (each span once, OTLP/JSON), split
 		// per rollout: pipeline C' of the benchmark harness.
-		{"gymspans_otlp_json_no_combined", gymspans(func(c *Config) { c.Format, c.CombinedFile = formatOTLPJSON, "" })},
+		{name: "gymspans_otlp_json_no_combined", make: gymspans(func(c *Config) { c.Format, c.CombinedFile = formatOTLPJSON, "" })},
 		// fileexporter's output and durability: each span once, no fsync
 		// within the run.
-		{"gymspans_otlp_json_no_combined_flush1h", gymspans(func(c *Config) {
+		{name: "gymspans_otlp_json_no_combined_flush1h", make: gymspans(func(c *Config) {
 			c.Format, c.CombinedFile, c.FlushInterval = formatOTLPJSON, "", time.Hour
 		})},
-		{"fileexporter_json", func(dir string) (exporter.Factory, component.Config) {
-			f := fileexporter.NewFactory()
-			cfg := f.CreateDefaultConfig().(*fileexporter.Config)
-			cfg.Path = filepath.Join(dir, "traces.json")
-			return f, cfg
-		}},
+		{name: "fileexporter_json", make: fileexporterJSON},
+		// fileexporter at gymspans's durability: the benchmark syncs its
+		// dir's filesystem every second, as gymspans's flusher does.
+		{name: "fileexporter_json_synced", make: fileexporterJSON, syncEvery: time.Second},
 	} {
 		for _, callers := range []int{1, 4} {
 			name := tc.name + suffix
 			if callers > 1 {
 				name += fmt.Sprintf("_%dcallers", callers)
 			}
-			b.Run(name, func(b *testing.B) { benchExport(b, tc.make, td, spans, callers) })
+			b.Run(name, func(b *testing.B) { benchExport(b, tc.make, tc.syncEvery, td, spans, callers) })
 		}
 	}
 }
 
 // benchExport pushes td b.N times from callers goroutines at once (a
 // receiver calls its exporter from several), each push waiting for the
-// previous one of its goroutine.
-func benchExport(b *testing.B, mk func(dir string) (exporter.Factory, component.Config), td ptrace.Traces, spans, callers int) {
+// previous one of its goroutine. With syncEvery > 0 the dir's filesystem is
+// synced that often from the exporter's start on.
+func benchExport(b *testing.B, mk func(dir string) (exporter.Factory, component.Config), syncEvery time.Duration, td ptrace.Traces, spans, callers int) {
 	cleanPageCache()
 	dir := b.TempDir()
 	f, cfg := mk(dir)
@@ -120,6 +127,9 @@ func benchExport(b *testing.B, mk func(dir string) (exporter.Factory, component.
 	require.NoError(b, err)
 	require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
 	defer func() { require.NoError(b, exp.Shutdown(context.Background())) }()
+	if syncEvery > 0 {
+		defer syncDirEvery(b, dir, syncEvery)()
+	}
 	// One warm-up batch measures the output per batch.
 	require.NoError(b, exp.ConsumeTraces(context.Background(), td))
 	b.SetBytes(dirBytes(b, dir))
@@ -268,16 +278,25 @@ func BenchmarkWriteFloor(b *testing.B) {
 // each, b.N times; with syncEvery > 0, a goroutine syncs the dir's filesystem
 // that often meanwhile, as the exporter's flusher does (SPEC §5.1's fsync at
 // most every flush_interval, which fileexporter does not do at all).
+// syncDirEvery syncs dir's filesystem every d, as the exporter's flusher
+// does, until the returned stop is called.
+func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
+	dirFD, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(b, err)
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go tickUntil(d, quit, stopped, func() { _ = syncfs(dirFD) })
+	return func() {
+		close(quit)
+		<-stopped
+		_ = unix.Close(dirFD)
+	}
+}
+
 func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Duration) {
 	cleanPageCache()
 	dst := b.TempDir()
 	if syncEvery > 0 {
-		dirFD, err := unix.Open(dst, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		require.NoError(b, err)
-		defer unix.Close(dirFD)
-		stop, stopped := make(chan struct{}), make(chan struct{})
-		go tickUntil(syncEvery, stop, stopped, func() { _ = syncfs(dirFD) })
-		defer func() { close(stop); <-stopped }()
+		defer syncDirEvery(b, dst, syncEvery)()
 	}
 	files := make([]*os.File, len(parts))
 	size := 0
