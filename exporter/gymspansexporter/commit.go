@@ -28,7 +28,11 @@ type groupCommit struct {
 	free   []*groupFile
 	iovs   [][]byte
 	// afterGroup, when set, runs after each group is written, still as the
-	// writer (the file store gives back locks kept too long).
+	// writer (the file store gives back locks kept too long), and before
+	// the group's pushes are woken: a syscall made while woken goroutines
+	// wait in the writer's run queue lets the runtime hand its P to another
+	// thread, and with four callers that thrashed two cores (4.7x the
+	// context switches and 20% more CPU a span than with no locks kept).
 	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.
@@ -65,13 +69,13 @@ func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, si
 	g.mu.Unlock()
 
 	g.write(group, write, rotFor)
+	if g.afterGroup != nil {
+		g.afterGroup()
+	}
 	for _, o := range group {
 		if o != b {
 			o.wake <- false
 		}
-	}
-	if g.afterGroup != nil {
-		g.afterGroup()
 	}
 
 	g.mu.Lock()
