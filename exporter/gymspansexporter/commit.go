@@ -31,8 +31,8 @@ type groupCommit struct {
 	// writer (the file store gives back locks kept too long), and before
 	// the group's pushes are woken: a syscall made while woken goroutines
 	// wait in the writer's run queue lets the runtime hand its P to another
-	// thread, and with four callers that thrashed two cores (4.7x the
-	// context switches and 20% more CPU a span than with no locks kept).
+	// thread, and with four callers that thrashed two cores (about 5x the
+	// context switches, and 13-28% more CPU a span, of no locks kept).
 	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.
