@@ -195,3 +195,23 @@ func TestConcurrentPushes(t *testing.T) {
 		})
 	}
 }
+
+// TestAfterGroupBeforeWake checks that the writer runs afterGroup (the file
+// store's lock give-back, a syscall per lock) before it wakes the other
+// pushes of its group: a syscall made while they wait in the writer's run
+// queue lets the Go runtime hand the writer's P to another thread.
+func TestAfterGroupBeforeWake(t *testing.T) {
+	g := &groupCommit{}
+	// A push queued behind a writer that is gone: nobody receives its
+	// wake-up, so the buffered channel shows whether it was sent yet.
+	other := &batch{wake: make(chan bool, 1)}
+	g.queue = []*batch{other}
+	woken := -1
+	g.afterGroup = func() { woken = len(other.wake) }
+	writer := &batch{wake: make(chan bool, 1)}
+	g.commit(writer, func(string, [][]byte, int, *rotation) error { return nil }, func(string) *rotation { return nil })
+	assert.Equal(t, 0, woken, "the group's other push was woken before afterGroup ran")
+	require.Len(t, other.wake, 1)
+	assert.False(t, <-other.wake, "the other push is told it was written, not to become the writer")
+	assert.False(t, g.writing, "the write token is given back when nothing is queued")
+}
