@@ -43,9 +43,10 @@ func dirBytes(b *testing.B, dir string) int64 {
 // gymspans fsyncs every flush_interval (1s) and fileexporter never does; the
 // _flush1h variants leave the run without an fsync, at fileexporter's
 // durability; fileexporter_json_synced brings fileexporter to gymspans's,
-// the benchmark syncing its dir's filesystem every second. _lockhold0 gives every file's lock back after each batch
-// (lock_hold: 0). It reports spans/s, spans per CPU-second, allocs/span,
-// and MB/s of output (SetBytes).
+// the benchmark syncing its dir's filesystem every second. _lockhold0
+// gives every file's lock back after each batch (lock_hold: 0). It reports
+// spans/s, spans per CPU-second, allocs/span, and MB/s of output
+// (SetBytes).
 func BenchmarkExport(b *testing.B) {
 	for _, shape := range []struct {
 		suffix   string
@@ -274,10 +275,6 @@ func BenchmarkWriteFloor(b *testing.B) {
 	}
 }
 
-// benchWriteFloor appends parts[i] to file i of a fresh dir, one write(2)
-// each, b.N times; with syncEvery > 0, a goroutine syncs the dir's filesystem
-// that often meanwhile, as the exporter's flusher does (SPEC §5.1's fsync at
-// most every flush_interval, which fileexporter does not do at all).
 // syncDirEvery syncs dir's filesystem every d, as the exporter's flusher
 // does, until the returned stop is called.
 func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
@@ -292,6 +289,10 @@ func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
 	}
 }
 
+// benchWriteFloor appends parts[i] to file i of a fresh dir, one write(2)
+// each, b.N times; with syncEvery > 0, a goroutine syncs the dir's filesystem
+// that often meanwhile, as the exporter's flusher does (SPEC §5.1's fsync at
+// most every flush_interval, which fileexporter does not do at all).
 func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Duration) {
 	cleanPageCache()
 	dst := b.TempDir()
