@@ -44,19 +44,19 @@ BEGIN { nu = split("spans/s spans/cpu-s", us, " ") }
 	for (i = 3; i < NF; i++) for (k = 1; k <= nu; k++) if ($(i+1) == us[k]) v[$1, name, us[k]] = $i
 	names[name] = 1; rounds[$1] = 1
 }
+# ratios prints, per unit and round, n over base as "label unit ratio".
+function ratios(n, base, label,    k, r) {
+	for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
+		print label, us[k], v[r, n, us[k]] / v[r, base, us[k]]
+}
 END {
 	for (n in names) {
 		if (n ~ /^fileexporter_json(_4callers)?$/) continue
 		four = (n ~ /_4callers$/) ? "_4callers" : ""
-		base = "fileexporter_json" four
-		for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
-			print n, us[k], v[r, n, us[k]] / v[r, base, us[k]]
+		ratios(n, "fileexporter_json" four, n)
 		# The variants that fsync every second, also against fileexporter
 		# synced as often (equal durability).
-		if (n ~ /^fileexporter|flush1h|^floor/) continue
-		base = "fileexporter_json_synced" four
-		for (k = 1; k <= nu; k++) for (r in rounds) if ((r, n, us[k]) in v && (r, base, us[k]) in v)
-			print n "@synced", us[k], v[r, n, us[k]] / v[r, base, us[k]]
+		if (n !~ /^fileexporter|flush1h|^floor/) ratios(n, "fileexporter_json_synced" four, n "@synced")
 	}
 }' "$out" | sort -k1,1 -k2,2 -k3,3g | awk '
 function flush() {

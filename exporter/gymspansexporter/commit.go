@@ -32,7 +32,7 @@ type groupCommit struct {
 	// the group's pushes are woken: a syscall made while woken goroutines
 	// wait in the writer's run queue lets the runtime hand its P to another
 	// thread, and with four callers that thrashed two cores (about 5x the
-	// context switches, and 8-28% more CPU a span, of no locks kept).
+	// context switches, and 8-28% more CPU a span, than with no lock kept).
 	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.
