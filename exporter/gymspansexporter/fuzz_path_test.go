@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // Fuzz targets of issue #8 on the exporter side. The string encoder has its
@@ -48,12 +50,12 @@ func FuzzRolloutPath(f *testing.F) {
 				t.Fatalf("rejected (%s) yet named %q", reason, name)
 			}
 			ownFile := pt.reserved[want] || isBackupName("spans.jsonl", want)
-			if validID(rollout) && (!usesRun || validID(run)) && len(want) <= maxFileNameBytes && !ownFile {
+			if gymconv.SafeFileID(rollout) && (!usesRun || gymconv.SafeFileID(run)) && len(want) <= maxFileNameBytes && !ownFile {
 				t.Fatalf("valid ids %q/%q rejected (%s) by %q", run, rollout, reason, template)
 			}
 			return
 		}
-		if !validID(rollout) || (usesRun && !validID(run)) {
+		if !gymconv.SafeFileID(rollout) || (usesRun && !gymconv.SafeFileID(run)) {
 			t.Fatalf("an invalid id became a name: run %q rollout %q -> %q", run, rollout, name)
 		}
 		const capture = "/capture/dir"
@@ -157,7 +159,7 @@ func (fe *fuzzExporter) checkCaptureDir(t *testing.T) {
 			t.Fatalf("%s is not a regular file (%v)", e.Name(), e.Type())
 		}
 		id, ok := strings.CutSuffix(e.Name(), ".spans.jsonl")
-		if e.Name() != "spans.jsonl" && e.Name() != "rollouts.jsonl" && (!ok || !validID(id)) {
+		if e.Name() != "spans.jsonl" && e.Name() != "rollouts.jsonl" && (!ok || !gymconv.SafeFileID(id)) {
 			t.Fatalf("unexpected file %q in the capture dir", e.Name())
 		}
 	}
@@ -189,7 +191,7 @@ func FuzzExportRolloutID(f *testing.F) {
 		fe.export(t, td)
 		fe.checkCaptureDir(t)
 		_, err := os.Lstat(filepath.Join(fe.capture, rollout+".spans.jsonl"))
-		if validID(rollout) && err != nil {
+		if gymconv.SafeFileID(rollout) && err != nil {
 			t.Fatalf("valid rollout id %q has no file: %v", rollout, err)
 		}
 	})

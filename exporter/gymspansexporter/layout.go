@@ -7,36 +7,19 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // Attribute names the layout reads.
 const (
-	attrRolloutID       = "nemo.gym.rollout.id"
-	attrRunID           = "nemo.run.id"     // resource
-	attrSpanRunID       = "nemo.gym.run.id" // span, newer Gym
-	attrServiceName     = "service.name"
-	attrServiceOverride = "service.name.override"
+	attrRolloutID       = gymconv.RolloutAttribute
+	attrRunID           = gymconv.RunAttribute     // resource
+	attrSpanRunID       = gymconv.SpanRunAttribute // span, newer Gym
+	attrServiceName     = gymconv.ServiceNameAttribute
+	attrServiceOverride = gymconv.ServiceOverrideAttribute
 	maxFileNameBytes    = 255
 )
-
-// validID reports whether s may become part of a file name: it matches
-// ^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$ (SPEC §5.1). Rollout and run ids are
-// checked alike; ids such as "..", "a/b", "" or ones holding NUL never pass.
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 200 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // pathTemplate renders path_template for a (run, rollout).
 type pathTemplate struct {
@@ -81,10 +64,10 @@ func newPathTemplate(t string, reserved ...string) *pathTemplate {
 // render returns the file name for a span of rollout in run, or the
 // rejection reason.
 func (pt *pathTemplate) render(run, rollout string) (string, string) {
-	if !validID(rollout) {
+	if !gymconv.SafeFileID(rollout) {
 		return "", rejectRolloutID
 	}
-	if pt.usesRun && !validID(run) {
+	if pt.usesRun && !gymconv.SafeFileID(run) {
 		return "", rejectRunID
 	}
 	var sb strings.Builder

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"pgregory.net/rapid"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // metricByAttr sums an int64 sum metric per value of attribute key ("" for
@@ -156,17 +158,17 @@ func TestHostileRolloutIDsStayInside(t *testing.T) {
 func TestValidIDProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.String().Draw(t, "id")
-		if !validID(s) {
+		if !gymconv.SafeFileID(s) {
 			return
 		}
 		// A valid id is a plain, visible file name component.
 		if s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00 ") || filepath.Base(s) != s || len(s) > 200 || s[0] == '.' || s[0] == '-' {
-			t.Fatalf("validID accepted %q", s)
+			t.Fatalf("SafeFileID accepted %q", s)
 		}
 	})
-	assert.True(t, validID("12-3-a1"))
-	assert.True(t, validID(strings.Repeat("a", 200)))
-	assert.False(t, validID(strings.Repeat("a", 201)))
+	assert.True(t, gymconv.SafeFileID("12-3-a1"))
+	assert.True(t, gymconv.SafeFileID(strings.Repeat("a", 200)))
+	assert.False(t, gymconv.SafeFileID(strings.Repeat("a", 201)))
 }
 
 func TestTemplateReservesOtherFiles(t *testing.T) {

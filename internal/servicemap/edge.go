@@ -9,12 +9,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // Attribute names read by EdgeFromSpan (SPEC §4).
 const (
 	// DefaultRunAttribute is the resource attribute naming a span's run.
-	DefaultRunAttribute = "nemo.run.id"
+	DefaultRunAttribute = gymconv.RunAttribute
 	// PeerServiceAttribute names the server service on a CLIENT span; the
 	// gym processor sets it on every CLIENT span (SPEC §4.4).
 	PeerServiceAttribute = "peer.service"
@@ -23,7 +25,7 @@ const (
 // DefaultServiceAttributes are the resource attributes naming a span's
 // service, first present wins (SPEC §4: behind gym eval submit's collector
 // service.name is one routing name and the real one is the override).
-var DefaultServiceAttributes = []string{"service.name.override", "service.name"}
+var DefaultServiceAttributes = gymconv.DefaultServiceAttributes()
 
 // Edge is one call from the client service to the server service in a run.
 type Edge struct {

@@ -9,9 +9,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-)
 
-const defaultRolloutIDPattern = "[A-Za-z0-9][A-Za-z0-9._-]*"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+)
 
 // evidenceFinder finds a span's direct rollout evidence (SPEC §4.1).
 type evidenceFinder struct {
@@ -27,7 +27,7 @@ func newEvidenceFinder(cfg *Config) (*evidenceFinder, error) {
 		urlAttrs: cfg.URLAttributes,
 		marker:   "/" + cfg.URLPrefix + "/",
 	}
-	if cfg.RolloutIDPattern != defaultRolloutIDPattern {
+	if cfg.RolloutIDPattern != gymconv.RolloutIDPattern {
 		re, err := compileRolloutIDPattern(cfg.RolloutIDPattern)
 		if err != nil {
 			return nil, err
@@ -80,23 +80,7 @@ func (f *evidenceFinder) matches(seg string) bool {
 	if f.re != nil {
 		return f.re.MatchString(seg)
 	}
-	return validDefaultRolloutID(seg)
-}
-
-// validDefaultRolloutID matches ^[A-Za-z0-9][A-Za-z0-9._-]*$ without a regexp.
-func validDefaultRolloutID(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		if alnum || (i > 0 && (c == '.' || c == '_' || c == '-')) {
-			continue
-		}
-		return false
-	}
-	return true
+	return gymconv.ValidRolloutID(seg)
 }
 
 // procState is what the processor knows about one sending process.

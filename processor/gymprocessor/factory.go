@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 const (
@@ -31,12 +33,12 @@ func NewFactory() processor.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		RolloutAttribute:  "nemo.gym.rollout.id",
-		URLAttributes:     []string{"url.path", "http.target", "url.full", "http.url"},
-		URLPrefix:         "ng-rollout",
-		RolloutIDPattern:  "[A-Za-z0-9][A-Za-z0-9._-]*",
-		ServiceAttributes: []string{"service.name.override", "service.name"},
-		RunAttribute:      "nemo.run.id",
+		RolloutAttribute:  gymconv.RolloutAttribute,
+		URLAttributes:     gymconv.DefaultURLAttributes(),
+		URLPrefix:         gymconv.URLPrefix,
+		RolloutIDPattern:  gymconv.RolloutIDPattern,
+		ServiceAttributes: gymconv.DefaultServiceAttributes(),
+		RunAttribute:      gymconv.RunAttribute,
 		JobSpanNames:      []string{"gym.job"},
 		Settle:            defaultSettle,
 		Wait:              defaultWait,

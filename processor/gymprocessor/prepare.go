@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
@@ -88,7 +89,7 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 			break
 		}
 	}
-	rf.serviceOrch = resourceString(attrs, "nemo.gym.server.type") == "orchestrator" ||
+	rf.serviceOrch = resourceString(attrs, gymconv.ServerTypeAttribute) == gymconv.ServerTypeOrchestrator ||
 		strings.HasSuffix(rf.service, "orchestrator")
 	rf.proc = resourceString(attrs, "service.name") + "\x00" + resourceString(attrs, "host.name") + "\x00" +
 		resourceString(attrs, "process.pid")

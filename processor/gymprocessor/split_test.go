@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // T' and nemo.gym.original_trace_id follow the formula of SPEC §4.3, computed
@@ -157,7 +159,7 @@ func FuzzEvidenceFromURL(f *testing.F) {
 		if got == "" {
 			return
 		}
-		if !validDefaultRolloutID(got) || !compileMust().MatchString(got) {
+		if !gymconv.ValidRolloutID(got) || !compileMust().MatchString(got) {
 			t.Fatalf("%q from %q does not match the pattern", got, u)
 		}
 		if !containsSegment(u, "/ng-rollout/"+got+"/") {
@@ -167,7 +169,7 @@ func FuzzEvidenceFromURL(f *testing.F) {
 }
 
 func compileMust() interface{ MatchString(string) bool } {
-	re, err := compileRolloutIDPattern(defaultRolloutIDPattern)
+	re, err := compileRolloutIDPattern(gymconv.RolloutIDPattern)
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,103 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package gymconv holds NeMo Gym's conventions that more than one component
+// of otelcol-gym reads: the attribute names (with the defaults the gym
+// processor and the gymspans exporter share), Gym's server types, and the
+// rollout-id rule. A name or a rule is defined here once; components take
+// their configurable keys' defaults from here.
+package gymconv // import "github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+
+// Span attributes.
+const (
+	// RolloutAttribute names a span's rollout. Gym sets it where its rollout
+	// context is set; the gym processor sets it on every span of a rollout.
+	RolloutAttribute = "nemo.gym.rollout.id"
+	// SpanRunAttribute is the run id newer Gym sets on its own spans.
+	SpanRunAttribute = "nemo.gym.run.id"
+	// RolloutRootAttribute marks the one span the gym processor decided is
+	// its rollout's root (the root of the rollout's own trace).
+	RolloutRootAttribute = "nemo.gym.rollout.root"
+)
+
+// Resource attributes.
+const (
+	// RunAttribute names a span's run (nemo-lens sets it on every process).
+	RunAttribute = "nemo.run.id"
+	// ServiceNameAttribute is the OpenTelemetry service name.
+	ServiceNameAttribute = "service.name"
+	// ServiceOverrideAttribute holds a process's own name behind
+	// `gym eval submit`'s collector, which sets service.name to one routing
+	// name for every process of a job.
+	ServiceOverrideAttribute = "service.name.override"
+	// RoutingServiceAttribute is where the gymspans files keep the routing
+	// service.name when they show the display service as service.name.
+	RoutingServiceAttribute = "service.name.routing"
+	// ServerTypeAttribute is the kind of Gym server a process is; Gym sets
+	// it on every server from its start.
+	ServerTypeAttribute = "nemo.gym.server.type"
+)
+
+// Values of ServerTypeAttribute.
+const (
+	ServerTypeAgent        = "responses_api_agents"
+	ServerTypeModel        = "responses_api_models"
+	ServerTypeResources    = "resources_servers"
+	ServerTypeOrchestrator = "orchestrator"
+)
+
+// ServesRollouts reports whether a server of this type takes part in
+// rollouts: Gym's agents, model servers and resources servers do.
+func ServesRollouts(serverType string) bool {
+	switch serverType {
+	case ServerTypeAgent, ServerTypeModel, ServerTypeResources:
+		return true
+	}
+	return false
+}
+
+// URLPrefix is the path segment before a rollout id in Gym's URLs
+// (/ng-rollout/<id>/...).
+const URLPrefix = "ng-rollout"
+
+// DefaultServiceAttributes are the resource attributes that name a span's
+// service, first present wins. A new slice each call: configs own theirs.
+func DefaultServiceAttributes() []string {
+	return []string{ServiceOverrideAttribute, ServiceNameAttribute}
+}
+
+// DefaultURLAttributes are the span attributes searched, first present wins,
+// for a /ng-rollout/<id>/ path: stable and old HTTP semconv, path then URL.
+func DefaultURLAttributes() []string {
+	return []string{"url.path", "http.target", "url.full", "http.url"}
+}
+
+// RolloutIDPattern is Gym's own rule for a rollout id
+// (maybe_rollout_id_from_run_body), as a regular expression.
+const RolloutIDPattern = "[A-Za-z0-9][A-Za-z0-9._-]*"
+
+// MaxFileIDBytes bounds an id that becomes part of a file name.
+const MaxFileIDBytes = 200
+
+// ValidRolloutID reports whether s matches RolloutIDPattern as a whole.
+func ValidRolloutID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if alnum || (i > 0 && (c == '.' || c == '_' || c == '-')) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// SafeFileID reports whether s may become part of a file name in the capture
+// dir: a valid rollout id of at most MaxFileIDBytes bytes. Ids such as "..",
+// "a/b", "" or ones holding NUL never pass.
+func SafeFileID(s string) bool {
+	return len(s) <= MaxFileIDBytes && ValidRolloutID(s)
+}

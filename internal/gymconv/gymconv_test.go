@@ -1,0 +1,56 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymconv
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The hand-written matcher is the anchored pattern.
+func TestValidRolloutIDIsThePattern(t *testing.T) {
+	re := regexp.MustCompile(`^(?:` + RolloutIDPattern + `)$`)
+	cases := []string{"", "0-0", "12-3-a1", "a", ".a", "a.", "-", "_x", "a/b", "..", "a\x00", "é", "A.b_c-9", "a b", "x" + strings.Repeat("y", 300)}
+	for _, s := range cases {
+		if got, want := ValidRolloutID(s), re.MatchString(s); got != want {
+			t.Errorf("ValidRolloutID(%q) = %v, the pattern says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzValidRolloutID(f *testing.F) {
+	re := regexp.MustCompile(`^(?:` + RolloutIDPattern + `)$`)
+	for _, s := range []string{"0-0", "..", "a/b", "x\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidRolloutID(s), re.MatchString(s); got != want {
+			t.Fatalf("ValidRolloutID(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if SafeFileID(s) && (len(s) > MaxFileIDBytes || strings.ContainsAny(s, "/\\\x00") || s == "." || s == "..") {
+			t.Fatalf("SafeFileID(%q) let an unsafe name through", s)
+		}
+	})
+}
+
+func TestSafeFileIDBound(t *testing.T) {
+	if !SafeFileID(strings.Repeat("a", MaxFileIDBytes)) {
+		t.Error("an id of MaxFileIDBytes bytes is refused")
+	}
+	if SafeFileID(strings.Repeat("a", MaxFileIDBytes+1)) {
+		t.Error("an id of MaxFileIDBytes+1 bytes is accepted")
+	}
+}
+
+func TestServesRollouts(t *testing.T) {
+	for typ, want := range map[string]bool{
+		ServerTypeAgent: true, ServerTypeModel: true, ServerTypeResources: true,
+		ServerTypeOrchestrator: false, "": false, "responses_api_model": false,
+	} {
+		if got := ServesRollouts(typ); got != want {
+			t.Errorf("ServesRollouts(%q) = %v, want %v", typ, got, want)
+		}
+	}
+}
