@@ -10,6 +10,16 @@ import (
 	"go.uber.org/zap"
 )
 
+// Setup problems of SPEC §4.5 (metric attribute "problem").
+const (
+	problemNoEvidence = iota
+	problemServerWithoutParent
+	problemOnlyOrchestrator
+	numProblems
+)
+
+var problemNames = [numProblems]string{"no_rollout_evidence", "server_without_parent", "only_orchestrator"}
+
 // logEvery is the least time between two log lines about the same problem.
 const logEvery = time.Minute
 

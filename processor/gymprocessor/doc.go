@@ -5,19 +5,26 @@
 // span learns the NeMo Gym rollout it belongs to, and every rollout becomes
 // its own bounded trace.
 //
-// Files, one idea each:
-//   - evidence.go: direct evidence (§4.1) and what is known per process and run.
-//   - index.go:    the span index (keyed by a seeded hash); placeholders for parents not yet arrived.
-//   - prepare.go:  what a batch says on its own, read before the lock.
-//   - engine.go:   the state machine: direct, downward, upward (§4.2), cuts (§4.3).
-//   - edit.go:     a leaving span's rewrite, decided under the lock, written after it.
-//   - split.go:    T', the job and root tables, previous attempts (§4.3).
-//   - pending.go:  held spans, their deadlines and size estimate (§4.5).
+// Files, one idea each (the data flow is drawn on gymProcessor, processor.go):
+//   - processor.go: the component: ConsumeTraces, the timer, Shutdown, delivery to the next consumer.
+//   - prepare.go:   what a batch says on its own, read before the lock.
+//   - engine.go:    the engine's state and its two entries, consume (arrive, per span) and flush (per tick).
+//   - evidence.go:  direct evidence (§4.1).
+//   - runs.go:      what is known per sending process and per run, and what a run has shown (§4.2).
+//   - decide.go:    direct, downward and upward decisions, waiters, cuts (§4.2, §4.3).
+//   - pending.go:   held spans, their phases, and every deadline rule (§4.2, §4.5).
+//   - emit.go:      a span leaving: out of the pending store, its rewrite planned.
+//   - edit.go:      a leaving span's rewrite, decided under the lock, written after it.
+//   - round.go:     what one call or tick emits, assembled after the lock.
+//   - index.go:     the span index (keyed by a seeded hash); placeholders for parents not yet arrived.
+//   - split.go:     T', the job and root tables, job-span links, previous attempts (§4.3).
 //   - servicemap.go: service-map repair (§4.4): peer.service, synthesized CLIENT parents.
-//   - promote.go:  promote_to_resource regrouping.
+//   - promote.go:   promote_to_resource regrouping.
+//   - chunk.go:     large releases handed on in bounded batches.
+//   - spansize.go:  the size estimate of a held span (max_pending_bytes).
 //   - metrics.go, diagnostics.go: telemetry and rate-limited setup warnings (§4.5).
 //
-// Service-map repair (§4.4) is hooked where engine.emit plans the rewrite of
-// a span that leaves (leave, repairOnEmit), where engine.arrive indexes a span (noteArrival) and
-// where decide would emit a parentless SERVER span (holdForRolloutParent).
+// Service-map repair (§4.4) is hooked where a span leaves (emit.go: leave calls
+// repairOnEmit), where a span is indexed (engine.go: arrive calls noteArrival)
+// and where decide would emit a parentless SERVER span (holdForRolloutParent).
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"

@@ -83,43 +83,6 @@ func (f *evidenceFinder) matches(seg string) bool {
 	return gymconv.ValidRolloutID(seg)
 }
 
-// procState is what the processor knows about one sending process.
-type procState struct {
-	evidence bool // the process has shown direct rollout evidence
-
-	// §4.4: the resource and scope of its latest INTERNAL spans, shared by
-	// their index entries as possible embedder parents.
-	org      *origin
-	orgScope string
-}
-
-// runState is what the processor knows about one run (resource nemo.run.id).
-type runState struct {
-	id          string
-	firstSeen   int64
-	evidence    bool
-	checked     bool // the `wait` check of §4.2 has been done
-	passThrough bool // no evidence within `wait`: spans pass without waiting
-	service     string
-	serviceOrch bool
-	manyService bool
-}
-
-// resInfo is computed once per incoming ResourceSpans.
-type resInfo struct {
-	run     *runState
-	proc    *procState
-	service string // the span's service (service_attributes), interned
-}
-
-func resourceString(attrs pcommon.Map, key string) string {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return ""
-	}
-	return v.AsString()
-}
-
 // spanOriginalTrace returns the trace id the span had before any gym
 // processor rewrote it: nemo.gym.original_trace_id when valid, else its own.
 func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {

@@ -198,3 +198,30 @@ func (x *spanIndex) del(n *node) {
 }
 
 func (x *spanIndex) len() int { return len(x.m) + len(x.ovf) }
+
+// enforceIndexBounds drops index entries of spans that left (and parents
+// that never arrived) once they are older than wait, or while the index holds
+// more than max_pending_spans such entries.
+func (e *engine) enforceIndexBounds() {
+	ttlStart := e.now - e.wait
+	for budget := e.fifo.len(); budget > 0 && e.fifo.len() > 0; budget-- {
+		f := e.fifo.peek()
+		over := e.idx.len()-len(e.heap) > e.indexCap
+		if f.at > ttlStart && !over {
+			return
+		}
+		e.fifo.pop()
+		n := f.n
+		if f.seq != n.fifoSeq || n.state == stPending || n.removed {
+			continue
+		}
+		if n.nWait > 0 {
+			e.fifo.push(n, e.now)
+			continue
+		}
+		// A node not removed is the one its key maps to: a key gets a new
+		// node only after its old one was removed.
+		n.removed = true
+		e.idx.del(n)
+	}
+}

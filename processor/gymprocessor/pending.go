@@ -4,7 +4,8 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"container/heap"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -85,55 +86,107 @@ func (h *pendingHeap) Pop() any {
 	return hs
 }
 
-// Estimated bytes retained by a held span: the pdata structs and the
-// processor's own bookkeeping, plus the span's strings and collections.
-const (
-	heldOverheadBytes = 400 // Span struct, heldSpan, heap slot
-	attrOverheadBytes = 64  // KeyValue + AnyValue
-	eventOverhead     = 96
-	linkOverhead      = 112
-)
-
-func estimateSpanBytes(sp ptrace.Span) int64 {
-	n := int64(heldOverheadBytes + len(sp.Name()) + len(sp.TraceState().AsRaw()) + len(sp.Status().Message()))
-	n += estimateMapBytes(sp.Attributes())
-	evs := sp.Events()
-	for i := 0; i < evs.Len(); i++ {
-		ev := evs.At(i)
-		n += eventOverhead + int64(len(ev.Name())) + estimateMapBytes(ev.Attributes())
+// hold moves the current span into the pending store.
+func (e *engine) hold(n *node, phase uint8, deadline int64) {
+	hs := &heldSpan{n: n, arrival: e.now, deadline: deadline, phase: phase, seq: e.seq, heapIdx: -1}
+	e.seq++
+	hs.span = ptrace.NewSpan()
+	e.curSpan.MoveTo(hs.span)
+	if e.curOrg == nil {
+		e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
 	}
-	ls := sp.Links()
-	for i := 0; i < ls.Len(); i++ {
-		n += linkOverhead + estimateMapBytes(ls.At(i).Attributes())
+	hs.origin = e.curOrg
+	e.curHeld = true
+	hs.bytes = estimateSpanBytes(hs.span)
+	n.held = hs
+	n.state = stPending
+	heap.Push(&e.heap, hs)
+	e.pendingBytes += hs.bytes
+	if !n.job {
+		e.tracePending[n.key.trace]++
 	}
-	return n
 }
 
-func estimateMapBytes(m pcommon.Map) int64 {
-	var n int64
-	m.Range(func(k string, v pcommon.Value) bool {
-		n += attrOverheadBytes + int64(len(k)) + estimateValueBytes(v)
-		return true
-	})
-	return n
+func (e *engine) setDeadline(hs *heldSpan, phase uint8, deadline int64) {
+	hs.phase = phase
+	hs.deadline = deadline
+	if hs.heapIdx >= 0 {
+		heap.Fix(&e.heap, hs.heapIdx)
+	} else {
+		heap.Push(&e.heap, hs)
+	}
 }
 
-func estimateValueBytes(v pcommon.Value) int64 {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return int64(len(v.Str()))
-	case pcommon.ValueTypeBytes:
-		return int64(v.Bytes().Len())
-	case pcommon.ValueTypeMap:
-		return estimateMapBytes(v.Map())
-	case pcommon.ValueTypeSlice:
-		s := v.Slice()
-		var n int64
-		for i := 0; i < s.Len(); i++ {
-			n += attrOverheadBytes + estimateValueBytes(s.At(i))
+// waitFor is how long an undecided span may wait: rollout_wait once its
+// process has shown evidence, else wait. A root waits wait in any case: its
+// descendants end before it, so nothing below it is still to come (startup
+// and health-check spans of a model server do not wait two hours).
+func (e *engine) waitFor(n *node, info *resInfo) int64 {
+	if info.proc.evidence && n.parent != nil {
+		return e.rolloutWait
+	}
+	return e.wait
+}
+
+// expire runs the action due at a held span's deadline.
+func (e *engine) expire(hs *heldSpan, relReason int) {
+	n := hs.n
+	switch hs.phase {
+	case phaseSettle:
+		n.settled = true
+		if e.settleDecision(n) {
+			return
 		}
-		return n
-	default:
-		return 0
+		e.setDeadline(hs, phaseRelease, hs.arrival+e.waitFor(n, hs.origin.info))
+	case phaseCut:
+		e.resolveCut(n, true)
+	case phaseRelease:
+		e.releaseNone(n, relReason)
+	case phaseSynth:
+		// R's gym.rollout never came: the SERVER span leaves as it stands.
+		e.r.synthMissed++
+		e.emit(n)
+	case phaseJob:
+		if !n.settled {
+			n.settled = true
+			if e.tracePending[n.key.trace] > 0 && relReason != reasonShutdown {
+				e.setDeadline(hs, phaseJob, hs.arrival+e.wait)
+				return
+			}
+		}
+		e.emit(n)
+	}
+}
+
+// evict makes the held span hs leave now, taking its pending decisions with
+// what is known (SPEC §4.5: at a bound, as they stand).
+func (e *engine) evict(hs *heldSpan, reason int) {
+	n := hs.n
+	for i := 0; i < 4 && n.held == hs; i++ {
+		switch hs.phase {
+		case phaseSettle:
+			n.settled = true
+			if !e.settleDecision(n) {
+				e.releaseNone(n, reason)
+			}
+		case phaseCut:
+			e.resolveCut(n, true)
+		case phaseRelease:
+			e.releaseNone(n, reason)
+		case phaseSynth:
+			e.r.synthMissed++
+			e.emit(n)
+		case phaseJob:
+			e.emit(n)
+		}
+	}
+	if n.held == hs {
+		e.releaseNone(n, reason)
+	}
+}
+
+func (e *engine) enforcePendingBounds() {
+	for len(e.heap) > 0 && (len(e.heap) > e.cfg.MaxPendingSpans || e.pendingBytes > e.cfg.MaxPendingBytes) {
+		e.evict(e.heap[0], reasonBound)
 	}
 }

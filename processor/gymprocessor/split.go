@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // Attribute names written by the split (SPEC §4.3).
@@ -231,4 +232,44 @@ func attemptIndex(r string) int {
 		return k
 	}
 	return 0
+}
+
+// linkJob gives a job span the count of, and links to, the rollout roots
+// cut from its trace (SPEC §4.3).
+func (e *engine) linkJob(sp ptrace.Span, n *node) {
+	je := e.jobs.m[n.key.trace]
+	if je == nil || je.count == 0 {
+		return
+	}
+	sp.Attributes().PutInt(attrSplitRollouts, int64(je.count))
+	for _, ref := range je.roots {
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(ref.trace)
+		l.SetSpanID(ref.span)
+		l.Attributes().PutStr(attrLinkType, linkTypeRollout)
+	}
+}
+
+// hexOf returns traceHex(id), memoized: every span of a job trace shares one
+// original trace id. The memo is cleared whole when it grows past its bound.
+func (e *engine) hexOf(id pcommon.TraceID) string {
+	if h, ok := e.hexes[id]; ok {
+		return h
+	}
+	if len(e.hexes) >= 1<<14 {
+		clear(e.hexes)
+	}
+	h := traceHex(id)
+	e.hexes[id] = h
+	return h
+}
+
+func traceHex(id pcommon.TraceID) string {
+	const digits = "0123456789abcdef"
+	var b [32]byte
+	for i, c := range id {
+		b[2*i] = digits[c>>4]
+		b[2*i+1] = digits[c&0xf]
+	}
+	return string(b[:])
 }
