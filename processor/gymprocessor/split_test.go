@@ -6,6 +6,7 @@ package gymprocessor
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,4 +184,44 @@ func containsSegment(s, seg string) bool {
 		}
 	}
 	return false
+}
+
+// Regression (a property-test failure of c8350f6): when the previous attempt
+// has several roots (fragments of one rollout in two original traces), the
+// retry links to the same one, the smallest span id, in any arrival order.
+func TestPreviousAttemptWithSeveralRootsIsOrderIndependent(t *testing.T) {
+	fragment := func(r, top, trace string) []sdef {
+		return []sdef{
+			{id: top + "/rollout", parent: top, trace: trace, name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": r}},
+			{id: top, trace: trace, name: "POST /run", kind: ptrace.SpanKindServer, proc: "agent", attrs: map[string]any{}},
+		}
+	}
+	prev := append(fragment("12-3", "a", "t-a"), fragment("12-3", "b", "t-b")...)
+	retry := fragment("12-3-a1", "c", "t-c")
+	want := spanIDOf("a")
+	if spanIDOf("b").String() < want.String() {
+		want = spanIDOf("b")
+	}
+	for _, order := range [][]sdef{prev, {prev[2], prev[3], prev[0], prev[1]}} {
+		h := newHarness(t, coreConfig())
+		for _, s := range order {
+			h.consume(buildTraces(gymProcs, procOrder, []sdef{s}))
+		}
+		h.tickAt(time.Hour)
+		h.consume(buildTraces(gymProcs, procOrder, retry))
+		h.tickAt(time.Hour)
+		var links []normLink
+		for _, s := range h.out() {
+			if s.SpanID == spanIDOf("c").String() {
+				for _, l := range s.Links {
+					if l.Attributes[attrLinkType] == linkTypePreviousAttempt {
+						links = append(links, l)
+					}
+				}
+			}
+		}
+		require.Len(t, links, 1)
+		assert.Equal(t, want.String(), links[0].SpanID)
+		assert.Equal(t, expectedTraceID(runID, "", "12-3"), links[0].TraceID)
+	}
 }
