@@ -20,6 +20,14 @@ const (
 	RolloutRootAttribute = "nemo.gym.rollout.root"
 )
 
+// Span names Gym gives its own spans.
+const (
+	// RolloutSpanName is the agent's span around one rollout's /run.
+	RolloutSpanName = "gym.rollout"
+	// JobSpanName wraps a whole rollout-collection run.
+	JobSpanName = "gym.job"
+)
+
 // Resource attributes.
 const (
 	// RunAttribute names a span's run (nemo-lens sets it on every process).

@@ -208,3 +208,67 @@ func TestNextIsCalledWithoutTheLock(t *testing.T) {
 	}))
 	assert.Equal(t, 2, sink.SpanCount())
 }
+
+// The process table is bounded by forgetting idle processes, never one whose
+// spans are held: a process past the bound that shows evidence later still
+// re-arms its held spans (they point at its record).
+func TestProcessTableAtItsBound(t *testing.T) {
+	cfg := coreConfig()
+	h := newHarness(t, cfg)
+	// An untyped process (generic instrumentation) holds an undecided span,
+	// which waits wait while the process has shown no evidence.
+	h.consume(buildTraces(genericProcs, procOrder, []sdef{undecided("early", "absent", "agent")}))
+	h.tickAt(cfg.Settle)
+	require.Equal(t, 1, h.pending())
+
+	// More processes than the table holds send a span each (with evidence:
+	// they hold nothing).
+	flood := ptrace.NewTraces()
+	for i := range maxTrackedProcesses + 100 {
+		rs := flood.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "nemo-gym/worker")
+		rs.Resource().Attributes().PutInt("process.pid", int64(100000+i))
+		rs.Resource().Attributes().PutStr("nemo.run.id", runID)
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(traceIDOf(fmt.Sprint("flood-", i)))
+		sp.SetSpanID(spanIDOf(fmt.Sprint("flood-", i)))
+		sp.Attributes().PutStr("nemo.gym.rollout.id", "9-9")
+	}
+	h.consume(flood)
+	h.p.mu.Lock()
+	procs := h.p.eng.procs.Len()
+	h.p.mu.Unlock()
+	assert.LessOrEqual(t, procs, maxTrackedProcesses+1, "the table stays at its bound (plus the pinned process)")
+
+	// The early process shows evidence now: its held span is re-armed to
+	// rollout_wait, so it is still held at wait.
+	h.consume(buildTraces(genericProcs, procOrder, []sdef{
+		{id: "ev", trace: "t-ev", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
+	}))
+	h.tickAt(cfg.Wait)
+	assert.Equal(t, 1, h.pending(), "the process's record survived the bound: its span was re-armed")
+	h.tickAt(cfg.RolloutWait)
+	assert.Zero(t, h.pending())
+}
+
+// The run table likewise keeps a run whose spans are held: a run that shows
+// observability off after a thousand other runs came still releases what it
+// holds in the same call.
+func TestRunTableAtItsBound(t *testing.T) {
+	cfg := coreConfig()
+	h := newHarness(t, cfg)
+	spans := rolloutSpans("0-0", rolloutOpts{hParent: "job", trace: "job"})
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{pick(spans, "0-0/recv")}))
+	require.Equal(t, 1, h.pending())
+	for i := range minTrackedRuns + 10 {
+		other := map[string]proc{"agent": gymProcs["agent"]}
+		p := other["agent"]
+		p.run = fmt.Sprint("run-", i)
+		other["agent"] = p
+		h.consume(buildTraces(other, procOrder, []sdef{
+			{id: fmt.Sprint("r-", i), trace: fmt.Sprint("t-", i), name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
+		}))
+	}
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{pick(spans, "0-0/rollout")}))
+	assert.Zero(t, h.pending(), "the run's record survived the bound: observability off released its span")
+}

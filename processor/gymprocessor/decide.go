@@ -5,15 +5,16 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 // Reasons a span leaves without a rollout (metric attribute "reason").
 const (
-	reasonWait       = iota // its wait ran out
-	reasonConflict          // spans of several rollouts below it
-	reasonBound             // max_pending_spans / max_pending_bytes
-	reasonShutdown          // the processor shut down
-	reasonNoEvidence        // its run showed no rollout evidence within wait
+	reasonWait             = iota // its wait ran out
+	reasonConflict                // spans of several rollouts below it
+	reasonBound                   // max_pending_spans / max_pending_bytes
+	reasonShutdown                // the processor shut down
+	reasonNoEvidence              // its run showed no rollout evidence within wait, and is not typed (§4.2)
+	reasonObservabilityOff        // its run showed that Gym's observability is off
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"wait", "conflict", "bound", "shutdown", "no_evidence"}
+var reasonNames = [numReasons]string{"wait", "conflict", "bound", "shutdown", "no_evidence", "observability_off"}
 
 // register makes n wait on its undecided parent: it is told when the parent
 // decides (notifyWaiters).
@@ -90,7 +91,7 @@ func (e *engine) resolveCut(n *node, force bool) {
 		return
 	}
 	e.register(n)
-	e.setDeadline(n.held, phaseCut, n.held.arrival+e.wait)
+	e.setDeadline(n.held, phaseCut, e.dl.rootCut(n.held.arrival))
 }
 
 // finalizeRoot emits the rollout root n, cut from its parent or not, and
@@ -163,7 +164,9 @@ func (e *engine) propagateUp(n *node) {
 }
 
 // notifyWaiters tells the held children of n that n changed: an undecided
-// child takes n's rollout downward, an upward child learns whether it is cut.
+// child takes n's rollout downward (or, when n left in none, waits no longer
+// than a span with nothing to come down to it), an upward child learns
+// whether it is cut.
 func (e *engine) notifyWaiters(n *node) {
 	if len(n.waiters) == 0 {
 		return
@@ -179,6 +182,12 @@ func (e *engine) notifyWaiters(n *node) {
 			e.decide(w, n.rollout, howDownward)
 		case w.how == howUpward && w.held.phase == phaseCut:
 			e.resolveCut(w, false)
+		case w.how == howUndecided && n.how == howNone && w.held.phase == phaseRelease:
+			// Nothing can come down to w any more: it waits no longer than
+			// the rule for such a span says.
+			if d := e.dl.undecidedRelease(w.held); d < w.held.deadline {
+				e.setDeadline(w.held, phaseRelease, d)
+			}
 		}
 	}
 	// Those still waiting stay, after any registered meanwhile; with none

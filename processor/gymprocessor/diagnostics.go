@@ -15,18 +15,20 @@ const (
 	problemNoEvidence = iota
 	problemServerWithoutParent
 	problemOnlyOrchestrator
+	problemObservabilityOff
 	numProblems
 )
 
-var problemNames = [numProblems]string{"no_rollout_evidence", "server_without_parent", "only_orchestrator"}
+var problemNames = [numProblems]string{"no_rollout_evidence", "server_without_parent", "only_orchestrator", "observability_off"}
 
 // logEvery is the least time between two log lines about the same problem.
 const logEvery = time.Minute
 
 var problemHelp = [numProblems]string{
-	"Gym processes send spans but no rollout evidence appeared within `wait`: set observability_enabled: true in Gym's config so rollout ids exist; the run's spans now pass through unchanged",
+	"Spans arrive but neither rollout evidence nor a sign that Gym's observability is off appeared within `wait` of a run's first span. If Gym runs with observability_enabled off, set it to true so rollout ids exist. A run whose processes set nemo.gym.server.type keeps waiting for its first rollout (its rollout servers' spans wait up to rollout_wait); a run without it now passes through unchanged",
 	"SERVER spans arrive with no parent: the http_client span group is off, or the calling process has no telemetry, so no traceparent reaches the server",
 	"Only orchestrator spans arrive for a run: the servers never initialized telemetry (NEMO_GYM_OTEL_ENABLED must reach each server process)",
+	"Gym's observability is off in a run (a gym.rollout span without a rollout id, or a model-server POST without the /ng-rollout/ prefix): Gym puts no rollout ids anywhere, so the run's spans now pass through unchanged, without waiting. Set observability_enabled: true in Gym's config to get one trace and one file per rollout",
 }
 
 // diagnostics logs, rate-limited, the setup problems of SPEC §4.5 and
@@ -67,8 +69,8 @@ func (d *diagnostics) report(r *round) {
 		}
 		if n, ok := d.allow(i, c); ok {
 			fields := []zap.Field{zap.String("problem", problemNames[i]), zap.Int64("count", n)}
-			if i == problemNoEvidence && len(r.noEvRuns) > 0 {
-				fields = append(fields, zap.Int("runs", len(r.noEvRuns)))
+			if runs := r.problemRuns[i]; len(runs) > 0 {
+				fields = append(fields, zap.Int("runs", len(runs)), zap.String("run", truncate(runs[0], 64)))
 			}
 			d.logger.Warn(problemHelp[i], fields...)
 		}
@@ -80,4 +82,12 @@ func (d *diagnostics) downstreamFailed(spans int64, err error) {
 		d.logger.Warn("next consumer refused spans; they are not retried by the gym processor",
 			zap.Int64("spans", n), zap.Error(err))
 	}
+}
+
+// truncate bounds an untrusted string put in a log line.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

@@ -17,6 +17,8 @@ func (e *engine) emit(n *node) {
 			heap.Remove(&e.heap, hs.heapIdx)
 		}
 		e.pendingBytes -= hs.bytes
+		hs.origin.info.proc.held--
+		hs.origin.info.run.held--
 		n.held = nil
 		e.r.leave(hs.origin, hs.span)
 		e.leave(hs.span, hs.origin.info, n, hs)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -26,7 +27,7 @@ type engine struct {
 	jobNames map[string]struct{}
 	split    bool
 
-	settle, wait, rolloutWait int64
+	dl deadlines
 
 	idx          spanIndex
 	fifo         nodeQueue
@@ -37,9 +38,8 @@ type engine struct {
 	tracePending map[pcommon.TraceID]int32
 	jobWait      map[pcommon.TraceID][]*node
 
-	procs    map[string]*procState
-	runs     map[string]*runState
-	runOrder []string
+	procs *bounded.Table[string, *procState]
+	runs  *bounded.Table[string, *runState]
 
 	jobs  jobTable
 	roots rootTable
@@ -76,15 +76,13 @@ func newEngine(cfg *Config) (*engine, error) {
 		sm:           newServiceMap(cfg),
 		jobNames:     make(map[string]struct{}, len(cfg.JobSpanNames)),
 		split:        cfg.Split.Enabled,
-		settle:       int64(cfg.Settle),
-		wait:         int64(cfg.Wait),
-		rolloutWait:  int64(cfg.RolloutWait),
+		dl:           newDeadlines(cfg),
 		idx:          newSpanIndex(),
 		indexCap:     cfg.MaxPendingSpans,
 		tracePending: make(map[pcommon.TraceID]int32),
 		jobWait:      make(map[pcommon.TraceID][]*node),
-		procs:        make(map[string]*procState),
-		runs:         make(map[string]*runState),
+		procs:        newProcTable(),
+		runs:         newRunTable(cfg),
 		jobs: jobTable{
 			m:        make(map[pcommon.TraceID]*jobEntry),
 			maxJobs:  cfg.Split.MaxTrackedJobs,
@@ -249,6 +247,8 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	ev := sf.ev
 	if ev != "" {
 		e.noteEvidence(info)
+	} else if sf.observabilityOff && !info.run.evidence {
+		e.noteObservabilityOff(info.run)
 	}
 	if info.run.passThrough {
 		r.passed++
@@ -312,7 +312,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		if e.split {
 			// A job span waits settle, then until nothing else of its trace
 			// is pending (at most wait), so it links the roots cut from it.
-			e.hold(n, phaseJob, e.now+e.settle)
+			e.hold(n, phaseJob, e.dl.jobSettle(e.now))
 			e.jobWait[orig] = append(e.jobWait[orig], n)
 		} else {
 			e.emit(n)
@@ -322,7 +322,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	case n.parent != nil && n.parent.rollout != "":
 		e.decide(n, n.parent.rollout, howDownward)
 	default:
-		e.hold(n, phaseSettle, e.now+e.settle)
+		e.hold(n, phaseSettle, e.dl.upwardDecision(e.now))
 		if p := n.parent; p != nil && p.how == howUndecided {
 			e.register(n)
 		}

@@ -121,3 +121,29 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// observabilityOffSign reports whether a span without direct evidence shows
+// that Gym runs with observability off, so that no rollout id will come
+// (SPEC §4.2): Gym's gym.rollout span without the rollout attribute (Gym
+// sets it on every gym.rollout once observability is on), or a POST that a
+// Gym model server received without the /<url_prefix>/ prefix (Gym prefixes
+// every model call of a rollout once observability is on). A POST without
+// any URL attribute shows nothing.
+func (f *evidenceFinder) observabilityOffSign(sp ptrace.Span, modelServer bool) bool {
+	if sp.Name() == gymconv.RolloutSpanName {
+		return true
+	}
+	if !modelServer || sp.Kind() != ptrace.SpanKindServer {
+		return false
+	}
+	attrs := sp.Attributes()
+	if httpMethod(attrs) != "POST" {
+		return false
+	}
+	for _, k := range f.urlAttrs {
+		if v, ok := attrs.Get(k); ok {
+			return v.Type() == pcommon.ValueTypeStr && !strings.Contains(v.Str(), f.marker)
+		}
+	}
+	return false
+}

@@ -39,7 +39,7 @@ func createDefaultConfig() component.Config {
 		RolloutIDPattern:  gymconv.RolloutIDPattern,
 		ServiceAttributes: gymconv.DefaultServiceAttributes(),
 		RunAttribute:      gymconv.RunAttribute,
-		JobSpanNames:      []string{"gym.job"},
+		JobSpanNames:      []string{gymconv.JobSpanName},
 		Settle:            defaultSettle,
 		Wait:              defaultWait,
 		RolloutWait:       defaultRolloutWait,

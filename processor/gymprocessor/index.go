@@ -203,7 +203,7 @@ func (x *spanIndex) len() int { return len(x.m) + len(x.ovf) }
 // that never arrived) once they are older than wait, or while the index holds
 // more than max_pending_spans such entries.
 func (e *engine) enforceIndexBounds() {
-	ttlStart := e.now - e.wait
+	ttlStart := e.dl.indexKeptAfter(e.now)
 	for budget := e.fifo.len(); budget > 0 && e.fifo.len() > 0; budget-- {
 		f := e.fifo.peek()
 		over := e.idx.len()-len(e.heap) > e.indexCap

@@ -53,6 +53,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	m := set.MeterProvider.Meter(scopeName)
 	t := &telemetry{}
 	var errs []error
+	var err error
 	counter := func(name, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{spans}"))
 		errs = append(errs, err)
@@ -67,7 +68,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.emitted = counter(metricSpansEmitted, "Spans the gym processor passed to the next consumer.")
 	t.passed = counter(metricSpansPassed, "Spans of runs without rollout evidence passed on without waiting.")
 	t.promoted = counter(metricSpansPromoted, "Spans given a rollout, by how (source = direct, downward, upward).")
-	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait, conflict, bound, shutdown, no_evidence).")
+	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait, conflict, bound, shutdown, no_evidence, observability_off).")
 	t.cut = counter(metricRootsCut, "Rollout roots cut from their parent, by link type (job, parent).")
 	t.synthesized = counter(metricSynthesized, "CLIENT spans synthesized for the service map.")
 	t.synthMissed = counter(metricSynthesisMissed, "Parentless SERVER spans with rollout evidence that left without a synthesized CLIENT parent: their rollout's gym.rollout did not come within rollout_wait.")
@@ -75,7 +76,9 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.lateParents = counter(metricLateParents, "Spans that arrived after a child of theirs had to leave without them.")
 	t.duplicates = counter(metricDuplicateSpans, "Spans whose (trace id, span id) was already indexed; passed on unindexed.")
 	t.downstreamFailed = counter(metricDownstreamFailed, "Spans the next consumer refused.")
-	t.problems = counter(metricSetupProblems, "Setup problems seen (problem = no_rollout_evidence, server_without_parent, only_orchestrator).")
+	t.problems, err = m.Int64Counter(metricSetupProblems, metric.WithUnit("{problems}"), metric.WithDescription(
+		"Setup problems seen, by problem: a run (no_rollout_evidence, only_orchestrator, observability_off) or a span (server_without_parent)."))
+	errs = append(errs, err)
 	t.pendingSpans = gauge(metricPendingSpans, "Spans held undecided.", "{spans}")
 	t.pendingBytes = gauge(metricPendingBytes, "Estimated bytes of the spans held undecided.", "By")
 	t.indexEntries = gauge(metricIndexEntries, "Entries of the span index (held, emitted and awaited parents).", "{entries}")

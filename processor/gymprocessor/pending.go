@@ -38,6 +38,78 @@ const (
 	phaseJob            // job span waiting for its trace's pending spans
 )
 
+// deadlines are the rules of how long the processor keeps what it holds,
+// one function a rule (SPEC §4.2–§4.5). The engine asks them; it never adds
+// a duration to a time itself. Times are unix nanoseconds.
+//
+// The configuration has three durations: settle (how long an upward
+// decision waits for the spans below to arrive), wait (the longest wait of
+// what has nothing more to learn from a run: roots, spans of processes that
+// do not serve rollouts, parents that may never arrive) and rollout_wait (the
+// longest wait of a span that learns its rollout only when a rollout ends).
+type deadlines struct {
+	settle, wait, rolloutWait int64
+}
+
+func newDeadlines(cfg *Config) deadlines {
+	return deadlines{settle: int64(cfg.Settle), wait: int64(cfg.Wait), rolloutWait: int64(cfg.RolloutWait)}
+}
+
+// upwardDecision is when an undecided span's upward decision is taken
+// (phaseSettle): settle after it arrived, so that the spans below it, sent
+// by other processes' batch span processors, have arrived too.
+func (d deadlines) upwardDecision(arrival int64) int64 { return arrival + d.settle }
+
+// undecidedRelease is when an undecided span whose upward decision found
+// nothing below it leaves in no rollout (phaseRelease), unless a rollout
+// reaches it first (§4.2). How long it waits depends on what its run has
+// shown, never on how long the run has been quiet:
+//   - a root waits wait: its descendants end before it, so nothing below it
+//     is still to come (a model server's startup and health-check spans);
+//   - so does a span whose parent left in no rollout: nothing can come down
+//     to it any more;
+//   - a span of a process that serves rollouts (a Gym agent, model or
+//     resources server by nemo.gym.server.type, or any process that has
+//     shown direct evidence) waits rollout_wait: the agent's POST /run http
+//     receive ends when an hour-long rollout starts and learns its rollout
+//     only when POST /run arrives at the rollout's end;
+//   - any other span waits wait.
+func (d deadlines) undecidedRelease(hs *heldSpan) int64 {
+	n := hs.n
+	if n.parent == nil || n.parent.how == howNone || !hs.origin.info.proc.servesRollouts() {
+		return hs.arrival + d.wait
+	}
+	return hs.arrival + d.rolloutWait
+}
+
+// rootCut is when a rollout root decided upward whose parent has not
+// arrived is cut from it (phaseCut): wait after the root arrived. A parent
+// in the root's own rollout would have ended after the root and arrived by
+// then.
+func (d deadlines) rootCut(arrival int64) int64 { return arrival + d.wait }
+
+// jobSettle is when a job span stops waiting for its trace's spans to
+// arrive (phaseJob, first part): settle after it arrived.
+func (d deadlines) jobSettle(arrival int64) int64 { return arrival + d.settle }
+
+// jobLinks is the latest a settled job span waits for the rest of its trace
+// to leave, so that it links every root cut from it: wait after it arrived.
+func (d deadlines) jobLinks(arrival int64) int64 { return arrival + d.wait }
+
+// rolloutParent is the latest a parentless SERVER span with direct evidence
+// waits for its rollout's gym.rollout to leave, to hang below it (phaseSynth,
+// §4.4): rollout_wait, the length of a rollout.
+func (d deadlines) rolloutParent(arrival int64) int64 { return arrival + d.rolloutWait }
+
+// indexKeptAfter is the oldest time at which an index entry of a span that
+// left (or of a parent that never arrived) is still kept: wait before now.
+// A late child arrives within its parent's process's batch delay, far less.
+func (d deadlines) indexKeptAfter(now int64) int64 { return now - d.wait }
+
+// noEvidenceCheck is when the first draft's rule looks at a run: wait after
+// its first span (runs.go, checkRuns).
+func (d deadlines) noEvidenceCheck(run *runState) int64 { return run.firstSeen + d.wait }
+
 // heldSpan is a span the processor holds. It owns the span's data.
 type heldSpan struct {
 	span     ptrace.Span
@@ -96,6 +168,8 @@ func (e *engine) hold(n *node, phase uint8, deadline int64) {
 		e.curOrg = newOrigin(e.curRS, e.curSS, e.curInfo)
 	}
 	hs.origin = e.curOrg
+	hs.origin.info.proc.held++
+	hs.origin.info.run.held++
 	e.curHeld = true
 	hs.bytes = estimateSpanBytes(hs.span)
 	n.held = hs
@@ -117,17 +191,6 @@ func (e *engine) setDeadline(hs *heldSpan, phase uint8, deadline int64) {
 	}
 }
 
-// waitFor is how long an undecided span may wait: rollout_wait once its
-// process has shown evidence, else wait. A root waits wait in any case: its
-// descendants end before it, so nothing below it is still to come (startup
-// and health-check spans of a model server do not wait two hours).
-func (e *engine) waitFor(n *node, info *resInfo) int64 {
-	if info.proc.evidence && n.parent != nil {
-		return e.rolloutWait
-	}
-	return e.wait
-}
-
 // expire runs the action due at a held span's deadline.
 func (e *engine) expire(hs *heldSpan, relReason int) {
 	n := hs.n
@@ -137,7 +200,7 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		if e.settleDecision(n) {
 			return
 		}
-		e.setDeadline(hs, phaseRelease, hs.arrival+e.waitFor(n, hs.origin.info))
+		e.setDeadline(hs, phaseRelease, e.dl.undecidedRelease(hs))
 	case phaseCut:
 		e.resolveCut(n, true)
 	case phaseRelease:
@@ -150,7 +213,7 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		if !n.settled {
 			n.settled = true
 			if e.tracePending[n.key.trace] > 0 && relReason != reasonShutdown {
-				e.setDeadline(hs, phaseJob, hs.arrival+e.wait)
+				e.setDeadline(hs, phaseJob, e.dl.jobLinks(hs.arrival))
 				return
 			}
 		}

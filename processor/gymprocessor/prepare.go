@@ -33,17 +33,23 @@ type resFacts struct {
 	service     string
 	serviceOrch bool   // its server type is orchestrator, or its service ends so
 	proc        string // service.name, host.name, process.pid
+	// serverType: it has nemo.gym.server.type; rolloutServer: a Gym server
+	// that serves rollouts; modelServer: a Gym model server (§4.2).
+	serverType, rolloutServer, modelServer bool
 }
 
 // spanFacts is what one span's own fields say.
 type spanFacts struct {
-	ev       string          // direct rollout evidence (§4.1), or ""
-	orig     pcommon.TraceID // original trace id (nemo.gym.original_trace_id or its own)
-	job      bool            // its name is a job span name
-	held     bool            // set by the engine: the span moved to the pending store
-	serverHP string          // a SERVER span's host:port (§4.4), when the repairs are on
-	node     *node           // a fresh index node for the span, unless its id is zero
-	h, ph    uint64          // index hashes of the span's key and its parent's (see spanIndex)
+	ev string // direct rollout evidence (§4.1), or ""
+	// observabilityOff: the span shows that Gym's observability is off, if
+	// its run has shown no evidence yet (§4.2).
+	observabilityOff bool
+	orig             pcommon.TraceID // original trace id (nemo.gym.original_trace_id or its own)
+	job              bool            // its name is a job span name
+	held             bool            // set by the engine: the span moved to the pending store
+	serverHP         string          // a SERVER span's host:port (§4.4), when the repairs are on
+	node             *node           // a fresh index node for the span, unless its id is zero
+	h, ph            uint64          // index hashes of the span's key and its parent's (see spanIndex)
 }
 
 var factsPool = sync.Pool{New: func() any { return new(batchFacts) }}
@@ -74,7 +80,7 @@ func (e *engine) prepare(td ptrace.Traces) *batchFacts {
 			f.scope = append(f.scope, len(f.spans))
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				f.spans = append(f.spans, e.spanFacts(spans.At(k)))
+				f.spans = append(f.spans, e.spanFacts(spans.At(k), &f.res[i]))
 			}
 		}
 	}
@@ -89,15 +95,21 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 			break
 		}
 	}
-	rf.serviceOrch = resourceString(attrs, gymconv.ServerTypeAttribute) == gymconv.ServerTypeOrchestrator ||
-		strings.HasSuffix(rf.service, "orchestrator")
+	serverType := resourceString(attrs, gymconv.ServerTypeAttribute)
+	rf.serverType = serverType != ""
+	rf.rolloutServer = gymconv.ServesRollouts(serverType)
+	rf.modelServer = serverType == gymconv.ServerTypeModel
+	rf.serviceOrch = serverType == gymconv.ServerTypeOrchestrator || strings.HasSuffix(rf.service, "orchestrator")
 	rf.proc = resourceString(attrs, "service.name") + "\x00" + resourceString(attrs, "host.name") + "\x00" +
 		resourceString(attrs, "process.pid")
 	return rf
 }
 
-func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
+func (e *engine) spanFacts(sp ptrace.Span, rf *resFacts) spanFacts {
 	sf := spanFacts{ev: e.ev.find(sp.Attributes()), orig: spanOriginalTrace(sp)}
+	if sf.ev == "" {
+		sf.observabilityOff = e.ev.observabilityOffSign(sp, rf.modelServer)
+	}
 	if sid := sp.SpanID(); !sid.IsEmpty() {
 		// Most spans arrive before any child names them: their node is
 		// new, and allocating it here keeps the allocation out of the lock.

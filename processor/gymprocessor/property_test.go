@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"pgregory.net/rapid"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 const idxAttr = "test.idx"
@@ -115,7 +117,7 @@ func buildForest(spans []genSpan) ptrace.Traces {
 			s.SetName("gym.job")
 		}
 		if g.rolloutSpan {
-			s.SetName(gymRolloutSpanName)
+			s.SetName(gymconv.RolloutSpanName)
 		}
 		s.SetKind(g.kind)
 		s.SetTraceID(traceIDOf(fmt.Sprintf("t%d", g.trace)))

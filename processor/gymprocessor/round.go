@@ -26,9 +26,9 @@ type round struct {
 	synthMissed int64
 	peerSet     [numPeerSources]int64
 	problems    [numProblems]int64
-	noEvRuns    []string
-	edits       []spanEdit // rewrites of leaving spans, applied without the lock
-	leaving     []outSpan  // spans that leave out of the pending store, in order
+	problemRuns [numProblems][]string // the runs a problem was seen in, for the log
+	edits       []spanEdit            // rewrites of leaving spans, applied without the lock
+	leaving     []outSpan             // spans that leave out of the pending store, in order
 }
 
 // outSpan is a span that leaves from outside the incoming batch (a held

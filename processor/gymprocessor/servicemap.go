@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
@@ -23,10 +24,6 @@ const (
 	attrHTTPMethod  = "http.request.method"
 
 	syntheticSpanDomain = "otelcol-gym/synthetic/v1"
-
-	// gymRolloutSpanName is the agent's span around /run; a synthesized CLIENT
-	// span of a parentless SERVER span of rollout R hangs below R's.
-	gymRolloutSpanName = "gym.rollout"
 
 	// maxLearnedPeers bounds the host:port → service map learned from SERVER
 	// spans; it is cleared whole when full (the configured peers stay).
@@ -321,7 +318,7 @@ func (e *engine) wantsRolloutParent(n *node) bool {
 func (e *engine) holdForRolloutParent(n *node) {
 	info := e.curInfo
 	tid := e.tids.get(rolloutKey(info.run.id, n.key.trace), n.rollout)
-	e.hold(n, phaseSynth, e.now+e.rolloutWait)
+	e.hold(n, phaseSynth, e.dl.rolloutParent(e.now))
 	ent := e.sm.table.entry(tid)
 	if ent.ref != nil {
 		if ent.ref.orig != n.key.trace {
@@ -336,7 +333,7 @@ func (e *engine) holdForRolloutParent(n *node) {
 // rolloutSpanLeft records R's gym.rollout as it leaves (tid is its final
 // trace id, T') and releases the SERVER spans that waited for it.
 func (e *engine) rolloutSpanLeft(sp ptrace.Span, tid pcommon.TraceID, n *node, org *origin) {
-	if !e.sm.synth || !e.split || n.rollout == "" || sp.Name() != gymRolloutSpanName {
+	if !e.sm.synth || !e.split || n.rollout == "" || sp.Name() != gymconv.RolloutSpanName {
 		return
 	}
 	ent := e.sm.table.entry(tid)
