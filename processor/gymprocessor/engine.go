@@ -83,15 +83,10 @@ func newEngine(cfg *Config) (*engine, error) {
 		jobWait:      make(map[pcommon.TraceID][]*node),
 		procs:        newProcTable(),
 		runs:         newRunTable(cfg),
-		jobs: jobTable{
-			m:        make(map[pcommon.TraceID]*jobEntry),
-			maxJobs:  cfg.Split.MaxTrackedJobs,
-			maxLinks: cfg.Split.MaxJobLinks,
-			ttl:      int64(cfg.Split.JobTTL),
-		},
-		roots: rootTable{m: make(map[tidKey]rootRef), max: cfg.Split.MaxTrackedRoots},
-		tids:  tidCache{m: make(map[tidKey]pcommon.TraceID), max: 1 << 16},
-		hexes: make(map[pcommon.TraceID]string),
+		jobs:         newJobTable(cfg.Split),
+		roots:        newRootTable(cfg.Split),
+		tids:         tidCache{m: make(map[tidKey]pcommon.TraceID), max: 1 << 16},
+		hexes:        make(map[pcommon.TraceID]string),
 	}
 	for _, n := range cfg.JobSpanNames {
 		e.jobNames[n] = struct{}{}

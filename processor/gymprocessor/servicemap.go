@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
@@ -77,25 +78,31 @@ type synthEntry struct {
 	waiters []*node
 }
 
-// synthTable is bounded by split.max_tracked_roots entries, oldest first out.
+// synthTable is bounded by split.max_tracked_roots entries, oldest first
+// out, but never one that SERVER spans still wait on.
 type synthTable struct {
-	m     map[pcommon.TraceID]*synthEntry
-	order []pcommon.TraceID
-	max   int
+	t *bounded.Table[pcommon.TraceID, *synthEntry]
+}
+
+func newSynthTable(capacity int) synthTable {
+	t := bounded.New[pcommon.TraceID, *synthEntry](capacity)
+	t.Pin(func(e *synthEntry) bool {
+		for _, w := range e.waiters {
+			if w.held != nil && w.held.phase == phaseSynth {
+				return true
+			}
+		}
+		return false
+	})
+	return synthTable{t: t}
 }
 
 func (t *synthTable) entry(tid pcommon.TraceID) *synthEntry {
-	if e := t.m[tid]; e != nil {
+	if e, ok := t.t.Get(tid); ok {
 		return e
 	}
-	for len(t.m) >= t.max && len(t.order) > 0 {
-		delete(t.m, t.order[0])
-		t.order[0] = pcommon.TraceID{}
-		t.order = t.order[1:]
-	}
 	e := &synthEntry{}
-	t.m[tid] = e
-	t.order = append(t.order, tid)
+	t.t.Put(tid, e)
 	return e
 }
 
@@ -116,7 +123,7 @@ func newServiceMap(cfg *Config) *serviceMap {
 		configured: make(map[string]string, len(cfg.ServiceMap.Peers)),
 		learned:    make(map[string]string),
 		names:      make(map[string]string),
-		table:      synthTable{m: make(map[pcommon.TraceID]*synthEntry), max: max(1, cfg.Split.MaxTrackedRoots)},
+		table:      newSynthTable(cfg.Split.MaxTrackedRoots),
 	}
 	for k, v := range cfg.ServiceMap.Peers {
 		sm.configured[strings.ToLower(k)] = v

@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -116,23 +118,26 @@ type jobEntry struct {
 // cut from it. Bounded by split.max_tracked_jobs (oldest first out) and
 // split.job_ttl.
 type jobTable struct {
-	m        map[pcommon.TraceID]*jobEntry
-	order    []pcommon.TraceID // creation order
-	maxJobs  int
+	t        *bounded.Table[pcommon.TraceID, *jobEntry]
 	maxLinks int
 	ttl      int64
 }
 
+func newJobTable(cfg SplitConfig) jobTable {
+	return jobTable{t: bounded.New[pcommon.TraceID, *jobEntry](cfg.MaxTrackedJobs), maxLinks: cfg.MaxJobLinks, ttl: int64(cfg.JobTTL)}
+}
+
+// get returns what was cut from trace, or nil.
+func (t *jobTable) get(trace pcommon.TraceID) *jobEntry {
+	e, _ := t.t.Get(trace)
+	return e
+}
+
 func (t *jobTable) add(trace pcommon.TraceID, ref rootRef, now int64) {
-	e := t.m[trace]
-	if e == nil {
-		for len(t.m) >= t.maxJobs && len(t.order) > 0 {
-			delete(t.m, t.order[0])
-			t.order = t.order[1:]
-		}
+	e, ok := t.t.Get(trace)
+	if !ok {
 		e = &jobEntry{created: now}
-		t.m[trace] = e
-		t.order = append(t.order, trace)
+		t.t.Put(trace, e)
 	}
 	e.count++
 	if t.maxLinks == 0 {
@@ -142,22 +147,20 @@ func (t *jobTable) add(trace pcommon.TraceID, ref rootRef, now int64) {
 	if len(e.roots) >= t.maxLinks && i >= len(e.roots) {
 		return
 	}
-	e.roots = append(e.roots, rootRef{})
-	copy(e.roots[i+1:], e.roots[i:])
-	e.roots[i] = ref
+	e.roots = slices.Insert(e.roots, i, ref)
 	if len(e.roots) > t.maxLinks {
 		e.roots = e.roots[:t.maxLinks]
 	}
 }
 
+// expire forgets the entries older than the TTL.
 func (t *jobTable) expire(now int64) {
-	for len(t.order) > 0 {
-		e := t.m[t.order[0]]
-		if e != nil && now-e.created < t.ttl {
+	for {
+		k, e, ok := t.t.Oldest()
+		if !ok || now-e.created < t.ttl {
 			return
 		}
-		delete(t.m, t.order[0])
-		t.order = t.order[1:]
+		t.t.Delete(k)
 	}
 }
 
@@ -166,30 +169,23 @@ func (t *jobTable) expire(now int64) {
 // rollout (fragments) it keeps the smallest span id. Bounded by
 // split.max_tracked_roots in total, oldest first out.
 type rootTable struct {
-	m     map[tidKey]rootRef
-	order []tidKey
-	max   int
+	t *bounded.Table[tidKey, rootRef]
+}
+
+func newRootTable(cfg SplitConfig) rootTable {
+	return rootTable{t: bounded.New[tidKey, rootRef](cfg.MaxTrackedRoots)}
 }
 
 func (t *rootTable) put(k, rollout string, ref rootRef) {
 	key := tidKey{k, rollout}
-	old, ok := t.m[key]
-	if ok && old.less(ref) {
+	if old, ok := t.t.Get(key); ok && old.less(ref) {
 		return // a rollout with several roots is known by its smallest
 	}
-	if !ok {
-		for len(t.m) >= t.max && len(t.order) > 0 {
-			delete(t.m, t.order[0])
-			t.order = t.order[1:]
-		}
-		t.order = append(t.order, key)
-	}
-	t.m[key] = ref
+	t.t.Put(key, ref)
 }
 
 func (t *rootTable) get(k, rollout string) (rootRef, bool) {
-	r, ok := t.m[tidKey{k, rollout}]
-	return r, ok
+	return t.t.Get(tidKey{k, rollout})
 }
 
 // previousAttempt returns the id of the attempt before R = "<task>-<n>-a<k>":
@@ -237,7 +233,7 @@ func attemptIndex(r string) int {
 // linkJob gives a job span the count of, and links to, the rollout roots
 // cut from its trace (SPEC §4.3).
 func (e *engine) linkJob(sp ptrace.Span, n *node) {
-	je := e.jobs.m[n.key.trace]
+	je := e.jobs.get(n.key.trace)
 	if je == nil || je.count == 0 {
 		return
 	}

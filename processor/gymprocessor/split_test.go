@@ -91,22 +91,22 @@ func TestPreviousAttempt(t *testing.T) {
 }
 
 func TestJobTableIsBoundedAndExpires(t *testing.T) {
-	jt := jobTable{m: map[pcommon.TraceID]*jobEntry{}, maxJobs: 2, maxLinks: 2, ttl: 100}
+	jt := newJobTable(SplitConfig{MaxTrackedJobs: 2, MaxJobLinks: 2, JobTTL: 100})
 	ref := func(b byte) rootRef { return rootRef{trace: pcommon.TraceID{b}, span: pcommon.SpanID{b}} }
 	for _, b := range []byte{5, 1, 9, 3} {
 		jt.add(traceIDOf("a"), ref(b), 0)
 	}
-	e := jt.m[traceIDOf("a")]
+	e := jt.get(traceIDOf("a"))
 	assert.Equal(t, 4, e.count)
 	assert.Equal(t, []rootRef{ref(1), ref(3)}, e.roots, "the smallest T' are kept")
 	jt.add(traceIDOf("b"), ref(1), 50)
 	jt.add(traceIDOf("c"), ref(1), 60)
-	assert.Len(t, jt.m, 2, "bounded by max_tracked_jobs, oldest out")
-	assert.Nil(t, jt.m[traceIDOf("a")])
+	assert.Equal(t, 2, jt.t.Len(), "bounded by max_tracked_jobs, oldest out")
+	assert.Nil(t, jt.get(traceIDOf("a")))
 	jt.expire(155)
-	assert.Len(t, jt.m, 1)
+	assert.Equal(t, 1, jt.t.Len())
 	jt.expire(161)
-	assert.Empty(t, jt.m)
+	assert.Zero(t, jt.t.Len())
 }
 
 func TestEvidence(t *testing.T) {
