@@ -24,6 +24,21 @@ type spanEdit struct {
 	hs      *heldSpan       // cut and previous-attempt links; nil if none
 	peer    string          // peer.service to set, when hasPeer
 	hasPeer bool
+	// A job span's count of and links to the roots cut from its trace.
+	jobCount int
+	jobLinks []rootRef
+}
+
+// clientEdit is a CLIENT span synthesized above a SERVER span (§4.4): its
+// id, parent and resource are decided under the lock (synthesizeParent),
+// its fields, and the SERVER span's new parent, written after it.
+type clientEdit struct {
+	client, server ptrace.Span
+	tid            pcommon.TraceID
+	id, parent     pcommon.SpanID
+	serverService  string
+	origHex        string
+	rollout        string
 }
 
 // planRollout decides the rollout rewrite of sp, whose original trace id is
@@ -74,7 +89,7 @@ func (ed *spanEdit) originalTraceHex() string {
 	return ""
 }
 
-func (ed *spanEdit) empty() bool { return ed.rollout == "" && !ed.hasPeer }
+func (ed *spanEdit) empty() bool { return ed.rollout == "" && !ed.hasPeer && ed.jobCount == 0 }
 
 // apply writes ed into its span.
 func (ed *spanEdit) apply(rolloutAttr string) {
@@ -115,14 +130,64 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 	if ed.hasPeer {
 		attrs.PutStr(attrPeerService, ed.peer)
 	}
+	if ed.jobCount > 0 {
+		attrs.PutInt(attrSplitRollouts, int64(ed.jobCount))
+		for _, ref := range ed.jobLinks {
+			l := sp.Links().AppendEmpty()
+			l.SetTraceID(ref.trace)
+			l.SetSpanID(ref.span)
+			l.Attributes().PutStr(attrLinkType, linkTypeRollout)
+		}
+	}
 }
 
-// applyEdits applies a round's edits; called without the lock, before the
-// output is regrouped or split.
+// apply writes the synthesized CLIENT span and re-parents its SERVER span.
+func (ce *clientEdit) apply(rolloutAttr string) {
+	c, server := ce.client, ce.server
+	c.SetTraceID(ce.tid)
+	c.SetSpanID(ce.id)
+	c.SetParentSpanID(ce.parent)
+	c.SetKind(ptrace.SpanKindClient)
+	c.SetStartTimestamp(server.StartTimestamp())
+	c.SetEndTimestamp(server.EndTimestamp())
+	method := httpMethod(server.Attributes())
+	if method != "" {
+		c.SetName("HTTP " + method)
+	} else {
+		c.SetName("HTTP")
+	}
+	if server.Status().Code() == ptrace.StatusCodeError {
+		c.Status().SetCode(ptrace.StatusCodeError)
+	}
+	attrs := c.Attributes()
+	attrs.EnsureCapacity(5)
+	attrs.PutBool(attrSynthetic, true)
+	if method != "" {
+		attrs.PutStr(attrHTTPMethod, method)
+	}
+	if ce.serverService != "" {
+		attrs.PutStr(attrPeerService, ce.serverService)
+	}
+	if ce.rollout != "" {
+		attrs.PutStr(rolloutAttr, ce.rollout)
+	}
+	if ce.origHex != "" {
+		attrs.PutStr(attrOriginalTraceID, ce.origHex)
+	}
+	server.SetParentSpanID(ce.id)
+}
+
+// applyEdits applies a round's edits, then writes its synthesized spans;
+// called without the lock, before the output is regrouped or split.
 func (r *round) applyEdits(rolloutAttr string) {
 	for i := range r.edits {
 		r.edits[i].apply(rolloutAttr)
 		r.edits[i] = spanEdit{} // drop the references into the output
 	}
 	r.edits = r.edits[:0]
+	for i := range r.clients {
+		r.clients[i].apply(rolloutAttr)
+		r.clients[i] = clientEdit{}
+	}
+	r.clients = r.clients[:0]
 }

@@ -96,7 +96,7 @@ func (e *engine) leave(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 	if n.rollout != "" {
 		e.planRollout(&ed, sp, info, n.rollout, n.key.trace, hs)
 	} else if n.job && e.split {
-		e.linkJob(sp, n)
+		e.planJobLinks(&ed, n)
 	}
 	e.repairOnEmit(sp, info, n, hs, &ed)
 	if !ed.empty() {

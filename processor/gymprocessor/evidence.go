@@ -4,6 +4,7 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
+	"encoding/hex"
 	"regexp"
 	"strings"
 
@@ -94,32 +95,16 @@ func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {
 	return sp.TraceID()
 }
 
+// parseTraceIDHex parses the 32 hex digits of a trace id.
 func parseTraceIDHex(s string) (pcommon.TraceID, bool) {
 	var id pcommon.TraceID
-	if len(s) != 32 {
+	if len(s) != 2*len(id) {
 		return id, false
 	}
-	for i := 0; i < 16; i++ {
-		hi, ok1 := unhex(s[2*i])
-		lo, ok2 := unhex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return pcommon.TraceID{}, false
-		}
-		id[i] = hi<<4 | lo
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return pcommon.TraceID{}, false
 	}
 	return id, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // observabilityOffSign reports whether a span without direct evidence shows

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -221,6 +220,3 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 	r.recycle()
 	return err
 }
-
-// never is a deadline no span reaches; used by tests.
-const never = math.MaxInt64

@@ -28,6 +28,7 @@ type round struct {
 	problems    [numProblems]int64
 	problemRuns [numProblems][]string // the runs a problem was seen in, for the log
 	edits       []spanEdit            // rewrites of leaving spans, applied without the lock
+	clients     []clientEdit          // synthesized CLIENT spans, written without the lock
 	leaving     []outSpan             // spans that leave out of the pending store, in order
 }
 
@@ -74,13 +75,14 @@ func newRound(out ptrace.Traces) *round {
 
 // recycle returns r to the pool once delivered; r must not be used after.
 func (r *round) recycle() {
-	if cap(r.edits) > maxPooledRound || cap(r.leaving) > maxPooledRound || len(r.groups) > maxPooledRound {
+	if cap(r.edits) > maxPooledRound || cap(r.leaving) > maxPooledRound || cap(r.clients) > maxPooledRound || len(r.groups) > maxPooledRound {
 		return
 	}
 	clear(r.edits[:cap(r.edits)])
+	clear(r.clients[:cap(r.clients)])
 	clear(r.leaving[:cap(r.leaving)])
 	clear(r.groups)
-	*r = round{edits: r.edits[:0], leaving: r.leaving[:0], groups: r.groups}
+	*r = round{edits: r.edits[:0], clients: r.clients[:0], leaving: r.leaving[:0], groups: r.groups}
 	roundPool.Put(r)
 }
 

@@ -269,42 +269,15 @@ func isSynthetic(attrs pcommon.Map) bool {
 
 // synthesizeParent appends to the round, in org's resource and scope, a
 // CLIENT span between server (whose final trace id is tid) and parent, and
-// re-parents server onto it (SPEC §4.4).
+// re-parents server onto it (SPEC §4.4); both are written after the lock is
+// released (clientEdit).
 func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
-	id := syntheticSpanID(tid, server.SpanID())
 	c := ptrace.NewSpan()
 	e.r.leave(org, c)
-	c.SetTraceID(tid)
-	c.SetSpanID(id)
-	c.SetParentSpanID(parent)
-	c.SetKind(ptrace.SpanKindClient)
-	c.SetStartTimestamp(server.StartTimestamp())
-	c.SetEndTimestamp(server.EndTimestamp())
-	method := httpMethod(server.Attributes())
-	if method != "" {
-		c.SetName("HTTP " + method)
-	} else {
-		c.SetName("HTTP")
-	}
-	if server.Status().Code() == ptrace.StatusCodeError {
-		c.Status().SetCode(ptrace.StatusCodeError)
-	}
-	attrs := c.Attributes()
-	attrs.EnsureCapacity(5)
-	attrs.PutBool(attrSynthetic, true)
-	if method != "" {
-		attrs.PutStr(attrHTTPMethod, method)
-	}
-	if serverSvc != "" {
-		attrs.PutStr(attrPeerService, serverSvc)
-	}
-	if rollout != "" {
-		attrs.PutStr(e.cfg.RolloutAttribute, rollout)
-	}
-	if origHex != "" {
-		attrs.PutStr(attrOriginalTraceID, origHex)
-	}
-	server.SetParentSpanID(id)
+	e.r.clients = append(e.r.clients, clientEdit{
+		client: c, server: server, tid: tid, id: syntheticSpanID(tid, server.SpanID()), parent: parent,
+		serverService: serverSvc, origHex: origHex, rollout: rollout,
+	})
 	e.r.synthesized++
 }
 

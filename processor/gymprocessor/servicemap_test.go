@@ -4,6 +4,7 @@
 package gymprocessor
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -339,9 +340,9 @@ func TestSynthesizedSpanShape(t *testing.T) {
 			"nemo.gym.rollout.id":        rollout.Str(),
 			"peer.service":               resourceString(byID[s.SpanID()].res.Attributes(), "service.name"),
 			"http.request.method":        "POST",
-			"nemo.gym.original_trace_id": traceHex(traceIDOf("t-" + rollout.Str())),
+			"nemo.gym.original_trace_id": hexTrace(traceIDOf("t-" + rollout.Str())),
 		}, ss.Attributes().AsRaw())
-		assert.Equal(t, expectedSyntheticSpanID(traceHex(s.TraceID()), traceHex8(s.SpanID())), traceHex8(ss.SpanID()))
+		assert.Equal(t, expectedSyntheticSpanID(hexTrace(s.TraceID()), traceHex8(s.SpanID())), traceHex8(ss.SpanID()))
 	}
 	assert.Equal(t, 4, servers, "model and resources SERVER spans of two rollouts")
 	assert.Equal(t, int64(4), h.metricSum(metricSynthesized))
@@ -410,7 +411,7 @@ func TestSyntheticSpanIDZeroGuardAndFormula(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		tid := traceIDOf(string(rune('a' + i)))
 		sid := spanIDOf(string(rune('a' + i)))
-		assert.Equal(t, expectedSyntheticSpanID(traceHex(tid), sid.String()), syntheticSpanID(tid, sid).String())
+		assert.Equal(t, expectedSyntheticSpanID(hexTrace(tid), sid.String()), syntheticSpanID(tid, sid).String())
 	}
 }
 
@@ -492,3 +493,5 @@ func TestServiceMapSwitches(t *testing.T) {
 	}
 	assert.Zero(t, h.metricSum(metricPeerServiceSet))
 }
+
+func hexTrace(id pcommon.TraceID) string { return hex.EncodeToString(id[:]) }

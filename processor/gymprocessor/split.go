@@ -14,7 +14,6 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // Attribute names written by the split (SPEC §4.3).
@@ -230,23 +229,19 @@ func attemptIndex(r string) int {
 	return 0
 }
 
-// linkJob gives a job span the count of, and links to, the rollout roots
-// cut from its trace (SPEC §4.3).
-func (e *engine) linkJob(sp ptrace.Span, n *node) {
+// planJobLinks plans into ed the count of, and links to, the rollout roots
+// cut from a job span's trace (SPEC §4.3). The roots are copied: the table
+// changes after the lock is released.
+func (e *engine) planJobLinks(ed *spanEdit, n *node) {
 	je := e.jobs.get(n.key.trace)
 	if je == nil || je.count == 0 {
 		return
 	}
-	sp.Attributes().PutInt(attrSplitRollouts, int64(je.count))
-	for _, ref := range je.roots {
-		l := sp.Links().AppendEmpty()
-		l.SetTraceID(ref.trace)
-		l.SetSpanID(ref.span)
-		l.Attributes().PutStr(attrLinkType, linkTypeRollout)
-	}
+	ed.jobCount = je.count
+	ed.jobLinks = slices.Clone(je.roots)
 }
 
-// hexOf returns traceHex(id), memoized: every span of a job trace shares one
+// hexOf returns the hex of id, memoized: every span of a job trace shares one
 // original trace id. The memo is cleared whole when it grows past its bound.
 func (e *engine) hexOf(id pcommon.TraceID) string {
 	if h, ok := e.hexes[id]; ok {
@@ -255,17 +250,7 @@ func (e *engine) hexOf(id pcommon.TraceID) string {
 	if len(e.hexes) >= 1<<14 {
 		clear(e.hexes)
 	}
-	h := traceHex(id)
+	h := hex.EncodeToString(id[:])
 	e.hexes[id] = h
 	return h
-}
-
-func traceHex(id pcommon.TraceID) string {
-	const digits = "0123456789abcdef"
-	var b [32]byte
-	for i, c := range id {
-		b[2*i] = digits[c>>4]
-		b[2*i+1] = digits[c&0xf]
-	}
-	return string(b[:])
 }

@@ -39,7 +39,7 @@ func TestRolloutTraceIDFormulaOnGoldenOutputs(t *testing.T) {
 					orig, ok := s.Attributes().Get(attrOriginalTraceID)
 					require.True(t, ok)
 					origTrace := inTrace[s.SpanID()]
-					assert.Equal(t, traceHex(origTrace), orig.Str())
+					assert.Equal(t, hexTrace(origTrace), orig.Str())
 					run := resourceString(res.Attributes(), "nemo.run.id")
 					assert.Equal(t, expectedTraceID(run, orig.Str(), r.Str()), s.TraceID().String())
 					checked++
@@ -67,8 +67,8 @@ func TestRolloutTraceIDKnownValues(t *testing.T) {
 	// K is the run when there is one, else the original trace id in hex.
 	assert.Equal(t, expectedTraceID("run-1", "", "12-3"), rolloutTraceID("run-1", "12-3").String())
 	orig := traceIDOf("x")
-	assert.Equal(t, expectedTraceID("", traceHex(orig), "0-0"), rolloutTraceID(rolloutKey("", orig), "0-0").String())
-	assert.Equal(t, traceHex(orig), rolloutKey("", orig))
+	assert.Equal(t, expectedTraceID("", hexTrace(orig), "0-0"), rolloutTraceID(rolloutKey("", orig), "0-0").String())
+	assert.Equal(t, hexTrace(orig), rolloutKey("", orig))
 	assert.Equal(t, "run-1", rolloutKey("run-1", orig))
 	// Different runs never share a rollout trace.
 	assert.NotEqual(t, rolloutTraceID("run-1", "0-0"), rolloutTraceID("run-2", "0-0"))
