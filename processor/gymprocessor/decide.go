@@ -38,8 +38,8 @@ func (e *engine) decide(n *node, rollout string, h how) {
 	n.how = h
 	e.r.promoted[h-howDirect]++
 	switch {
-	case h == howUpward && e.split:
-		e.resolveCut(n, false)
+	case h == howUpward:
+		e.resolveRoot(n, false)
 	case e.wantsRolloutParent(n):
 		e.holdForRolloutParent(n)
 	default:
@@ -65,10 +65,10 @@ func (e *engine) settleDecision(n *node) bool {
 	return false
 }
 
-// resolveCut decides whether the upward span n is its rollout's root and
-// must be cut from its parent (SPEC §4.3). Unless force, it waits while the
-// parent may still turn out to be in n's rollout.
-func (e *engine) resolveCut(n *node, force bool) {
+// resolveRoot decides whether the upward span n is its rollout's root (and,
+// with the split on, must be cut from its parent; SPEC §4.3). Unless force,
+// it waits while the parent may still turn out to be in n's rollout.
+func (e *engine) resolveRoot(n *node, force bool) {
 	p := n.parent
 	if p == nil {
 		e.finalizeRoot(n, false, "")
@@ -94,23 +94,27 @@ func (e *engine) resolveCut(n *node, force bool) {
 	e.setDeadline(n.held, phaseCut, e.dl.rootCut(n.held.arrival))
 }
 
-// finalizeRoot emits the rollout root n, cut from its parent or not, and
-// records it for its job span and for a later attempt of its rollout.
+// finalizeRoot emits n as its rollout's root, marked so (the exporter
+// writes rollouts.jsonl from the mark), cut from its parent when it has one
+// and the split is on, and records it for its job span and for a later
+// attempt of its rollout.
 func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
+	n.root = true
+	if n.parent != nil && n.parent.state == stAbsent {
+		n.parent.late = true
+	}
 	hs := n.held
 	if hs == nil {
 		e.emit(n)
 		return
 	}
+	cut = cut && e.split
 	hs.cut, hs.cutType = cut, linkType
 	if cut {
 		if linkType == linkTypeJob {
 			e.r.cutJob++
 		} else {
 			e.r.cutParent++
-		}
-		if n.parent.state == stAbsent {
-			n.parent.late = true
 		}
 	}
 	if e.split {
@@ -181,7 +185,7 @@ func (e *engine) notifyWaiters(n *node) {
 		case w.how == howUndecided && n.rollout != "":
 			e.decide(w, n.rollout, howDownward)
 		case w.how == howUpward && w.held.phase == phaseCut:
-			e.resolveCut(w, false)
+			e.resolveRoot(w, false)
 		case w.how == howUndecided && n.how == howNone && w.held.phase == phaseRelease:
 			// Nothing can come down to w any more: it waits no longer than
 			// the rule for such a span says.

@@ -4,6 +4,7 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -24,6 +25,7 @@ type spanEdit struct {
 	hs      *heldSpan       // cut and previous-attempt links; nil if none
 	peer    string          // peer.service to set, when hasPeer
 	hasPeer bool
+	root    bool // the rollout's root: marked with nemo.gym.rollout.root
 	// A job span's count of and links to the roots cut from its trace.
 	jobCount int
 	jobLinks []rootRef
@@ -99,6 +101,9 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 		attrs.EnsureCapacity(attrs.Len() + ed.extra)
 		if v, ok := attrs.Get(rolloutAttr); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != ed.rollout {
 			attrs.PutStr(rolloutAttr, ed.rollout)
+		}
+		if ed.root {
+			attrs.PutBool(gymconv.RolloutRootAttribute, true)
 		}
 		if ed.split {
 			hasOrig := false

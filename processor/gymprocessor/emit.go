@@ -6,6 +6,7 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 import (
 	"container/heap"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -95,6 +96,9 @@ func (e *engine) leave(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 	ed := spanEdit{sp: sp}
 	if n.rollout != "" {
 		e.planRollout(&ed, sp, info, n.rollout, n.key.trace, hs)
+		if ed.root = isRolloutRoot(n, sp); ed.root {
+			ed.extra++
+		}
 	} else if n.job && e.split {
 		e.planJobLinks(&ed, n)
 	}
@@ -102,4 +106,14 @@ func (e *engine) leave(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 	if !ed.empty() {
 		e.r.edits = append(e.r.edits, ed)
 	}
+}
+
+// isRolloutRoot reports whether a span leaving in its rollout is the
+// rollout's root: the top span decided upward (finalizeRoot), or, where
+// nothing above it joined the rollout, Gym's own gym.rollout span without a
+// parent (Gym with its server span group off). A parentless SERVER span
+// with direct evidence (a model or resources call made without traceparent)
+// is not: it hangs below gym.rollout, synthesized parent or not.
+func isRolloutRoot(n *node, sp ptrace.Span) bool {
+	return n.root || (n.how == howDirect && n.parent == nil && sp.Name() == gymconv.RolloutSpanName)
 }

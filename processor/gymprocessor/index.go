@@ -82,6 +82,7 @@ type node struct {
 	waiting bool // registered in parent.waiters
 	late    bool // a child left while this node was absent
 	removed bool // dropped from the index
+	root    bool // decided to be its rollout's root (finalizeRoot)
 	nWait   int32
 	peerSvc string  // §4.4: service of the first SERVER child seen
 	org     *origin // §4.4: resource and scope of an arrived INTERNAL span (a possible embedder parent)

@@ -202,7 +202,7 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		}
 		e.setDeadline(hs, phaseRelease, e.dl.undecidedRelease(hs))
 	case phaseCut:
-		e.resolveCut(n, true)
+		e.resolveRoot(n, true)
 	case phaseRelease:
 		e.releaseNone(n, relReason)
 	case phaseSynth:
@@ -233,7 +233,7 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 				e.releaseNone(n, reason)
 			}
 		case phaseCut:
-			e.resolveCut(n, true)
+			e.resolveRoot(n, true)
 		case phaseRelease:
 			e.releaseNone(n, reason)
 		case phaseSynth:

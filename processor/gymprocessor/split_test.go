@@ -225,3 +225,53 @@ func TestPreviousAttemptWithSeveralRootsIsOrderIndependent(t *testing.T) {
 		assert.Equal(t, expectedTraceID(runID, "", "12-3"), links[0].TraceID)
 	}
 }
+
+// Exactly one span of each rollout is marked its root: the top span decided
+// upward (cut or, with the split off, not), or a parentless gym.rollout;
+// never a parentless model or resources SERVER span.
+func TestOneMarkedRootPerRollout(t *testing.T) {
+	type tc struct {
+		name  string
+		input func(t *testing.T) ptrace.Traces
+		cfg   func(*Config)
+		roots map[string]int // rollout -> marked spans
+	}
+	golden := func(name string) func(t *testing.T) ptrace.Traces {
+		return func(t *testing.T) ptrace.Traces { return readTraces(t, filepath.Join(goldenDir, name, "input.json")) }
+	}
+	sm := func(name string) func(t *testing.T) ptrace.Traces {
+		return func(*testing.T) ptrace.Traces { return smTraces(name, smScenarios()[name]) }
+	}
+	three := map[string]int{"0-0": 1, "1-0": 1, "2-0": 1}
+	for _, c := range []tc{
+		{"split on", golden("default_preset_3_rollouts"), nil, three},
+		{"split off", golden("default_preset_3_rollouts"), func(c *Config) { c.Split.Enabled = false }, three},
+		{"http_client off, synthesized parents", sm("sm_http_client_off"), nil, map[string]int{"0-0": 1, "1-0": 1}},
+		{"http_client off, synthesize_client_spans off", sm("sm_http_client_off"), func(c *Config) { c.ServiceMap.SynthesizeClientSpans = false }, map[string]int{"0-0": 1, "1-0": 1}},
+		{"gym.rollout never arrives", sm("sm_gym_rollout_never_comes"), nil, map[string]int{"2-0": 0}},
+		{"URL evidence on parentless SERVER spans only", golden("url_evidence_old_and_new_semconv"), nil, map[string]int{"7-1": 0, "7-2": 0, "7-3": 0, "7-4": 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig()
+			if c.cfg != nil {
+				c.cfg(cfg)
+			}
+			h := newHarness(t, cfg)
+			h.consume(c.input(t))
+			h.shutdown()
+			got := map[string]int{}
+			for _, s := range h.out() {
+				if s.Rollout == "" {
+					continue
+				}
+				if _, ok := got[s.Rollout]; !ok {
+					got[s.Rollout] = 0
+				}
+				if s.Attributes[gymconv.RolloutRootAttribute] == true {
+					got[s.Rollout]++
+				}
+			}
+			assert.Equal(t, c.roots, got)
+		})
+	}
+}
