@@ -42,6 +42,7 @@ func (e *engine) decide(n *node, rollout string, h how) {
 		e.resolveRoot(n, false)
 	case e.wantsRolloutParent(n):
 		e.holdForRolloutParent(n)
+	case e.holdForPeer(n):
 	default:
 		e.emit(n)
 	}

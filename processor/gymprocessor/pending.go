@@ -35,6 +35,7 @@ const (
 	phaseCut            // decided upward, waiting to know whether its parent is in its rollout
 	phaseRelease        // undecided after settle: waits for wait / rollout_wait
 	phaseSynth          // parentless SERVER span waiting for its rollout's gym.rollout (§4.4)
+	phasePeer           // decided CLIENT span waiting to learn the service it called (§4.4)
 	phaseJob            // job span waiting for its trace's pending spans
 )
 
@@ -100,6 +101,11 @@ func (d deadlines) jobLinks(arrival int64) int64 { return arrival + d.wait }
 // waits for its rollout's gym.rollout to leave, to hang below it (phaseSynth,
 // §4.4): rollout_wait, the length of a rollout.
 func (d deadlines) rolloutParent(arrival int64) int64 { return arrival + d.rolloutWait }
+
+// peerWait is the latest a decided CLIENT span whose host:port is not yet
+// known waits for a SERVER span that tells its service (phasePeer, §4.4):
+// settle, the time the SERVER span takes to arrive from its own process.
+func (d deadlines) peerWait(arrival int64) int64 { return arrival + d.settle }
 
 // indexKeptAfter is the oldest time at which an index entry of a span that
 // left (or of a parent that never arrived) is still kept: wait before now.
@@ -209,6 +215,10 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		// R's gym.rollout never came: the SERVER span leaves as it stands.
 		e.r.synthMissed++
 		e.emit(n)
+	case phasePeer:
+		// No SERVER span told the service: it leaves with the host:port.
+		e.emit(n)
+		e.dropPeerWaiter(hs.span)
 	case phaseJob:
 		if !n.settled {
 			n.settled = true
@@ -239,6 +249,9 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 		case phaseSynth:
 			e.r.synthMissed++
 			e.emit(n)
+		case phasePeer:
+			e.emit(n)
+			e.dropPeerWaiter(hs.span)
 		case phaseJob:
 			e.emit(n)
 		}

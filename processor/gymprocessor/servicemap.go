@@ -114,16 +114,20 @@ type serviceMap struct {
 	learned    map[string]string
 	names      map[string]string // interned service names
 	table      synthTable
+	// peerWaiters are the decided CLIENT spans held until a SERVER span
+	// tells the service at their host:port (phasePeer), by host:port.
+	peerWaiters map[string][]*node
 }
 
 func newServiceMap(cfg *Config) *serviceMap {
 	sm := &serviceMap{
-		peers:      cfg.ServiceMap.Enabled,
-		synth:      cfg.ServiceMap.SynthesizeClientSpans,
-		configured: make(map[string]string, len(cfg.ServiceMap.Peers)),
-		learned:    make(map[string]string),
-		names:      make(map[string]string),
-		table:      newSynthTable(cfg.Split.MaxTrackedRoots),
+		peers:       cfg.ServiceMap.Enabled,
+		synth:       cfg.ServiceMap.SynthesizeClientSpans,
+		configured:  make(map[string]string, len(cfg.ServiceMap.Peers)),
+		learned:     make(map[string]string),
+		names:       make(map[string]string),
+		table:       newSynthTable(cfg.Split.MaxTrackedRoots),
+		peerWaiters: make(map[string][]*node),
 	}
 	for k, v := range cfg.ServiceMap.Peers {
 		sm.configured[strings.ToLower(k)] = v
@@ -149,21 +153,29 @@ func (sm *serviceMap) intern(s string) string {
 }
 
 // learn records the host:port a SERVER span was reached at (hp, read by
-// prepare).
-func (sm *serviceMap) learn(hp, service string) {
-	if !sm.peers || service == "" {
-		return
+// prepare), and reports whether it was not known before.
+func (sm *serviceMap) learn(hp, service string) bool {
+	if !sm.peers || service == "" || hp == "" {
+		return false
 	}
-	if hp == "" {
-		return
-	}
-	if old, ok := sm.learned[hp]; ok && old == service {
-		return
+	old, ok := sm.learned[hp]
+	if ok && old == service {
+		return false
 	}
 	if len(sm.learned) >= maxLearnedPeers {
 		clear(sm.learned)
 	}
 	sm.learned[strings.Clone(hp)] = sm.intern(service)
+	return !ok
+}
+
+// knows reports whether the service at hp is configured or learned.
+func (sm *serviceMap) knows(hp string) bool {
+	if _, ok := sm.configured[hp]; ok {
+		return true
+	}
+	_, ok := sm.learned[hp]
+	return ok
 }
 
 // peerService is the peer.service a CLIENT span gets unless it has one
@@ -384,8 +396,12 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node, sf *spanFac
 	case ptrace.SpanKindServer:
 		if p := n.parent; p != nil && p.peerSvc == "" {
 			p.peerSvc = info.service
+			if hs := p.held; hs != nil && hs.phase == phasePeer {
+				e.emit(p) // its SERVER child told it
+				e.dropPeerWaiter(hs.span)
+			}
 		}
-		e.sm.learn(sf.serverHP, info.service)
+		e.learnPeer(sf.serverHP, info.service)
 	case ptrace.SpanKindInternal:
 		if e.sm.synth {
 			// One copy of the resource and scope per process and scope,
@@ -409,8 +425,84 @@ func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts, e
 	}
 	switch sp.Kind() {
 	case ptrace.SpanKindServer:
-		e.sm.learn(sf.serverHP, info.service)
+		e.learnPeer(sf.serverHP, info.service)
 	case ptrace.SpanKindClient:
 		e.planPeerService(ed, "")
+	}
+}
+
+// learnPeer learns the service at hp from a SERVER span, and lets the CLIENT
+// spans that waited for it leave.
+func (e *engine) learnPeer(hp, service string) {
+	if !e.sm.learn(hp, service) {
+		return
+	}
+	ws := e.sm.peerWaiters[hp]
+	delete(e.sm.peerWaiters, hp)
+	for _, w := range ws {
+		if w.held != nil && w.held.phase == phasePeer {
+			e.emit(w)
+		}
+	}
+}
+
+// holdForPeer holds a decided CLIENT span that would leave now while no
+// source knows the service it called (SPEC §4.4): the first calls of a run
+// to each server, whose SERVER spans have not arrived yet, would otherwise
+// give Jaeger and service_map.json a phantom 127.0.0.1:port node. It reports
+// whether it held the span; once a host:port is learned no span waits.
+func (e *engine) holdForPeer(n *node) bool {
+	if !e.sm.peers || n.peerSvc != "" {
+		return false
+	}
+	var sp ptrace.Span
+	switch {
+	case n.held != nil:
+		sp = n.held.span
+	case n == e.cur:
+		sp = e.curSpan
+	default:
+		return false
+	}
+	if sp.Kind() != ptrace.SpanKindClient {
+		return false
+	}
+	attrs := sp.Attributes()
+	if _, ok := attrs.Get(attrPeerService); ok {
+		return false
+	}
+	hp := clientHostPort(attrs)
+	if hp == "" || e.sm.knows(hp) {
+		return false
+	}
+	if n.held == nil {
+		e.hold(n, phasePeer, e.dl.peerWait(e.now))
+	} else {
+		d := e.dl.peerWait(n.held.arrival)
+		if d <= e.now {
+			return false
+		}
+		e.setDeadline(n.held, phasePeer, d)
+	}
+	e.sm.peerWaiters[hp] = append(e.sm.peerWaiters[hp], n)
+	return true
+}
+
+// dropPeerWaiter forgets the CLIENT spans of sp's host:port that no longer
+// wait, so that a host:port never learned leaves nothing behind.
+func (e *engine) dropPeerWaiter(sp ptrace.Span) {
+	hp := clientHostPort(sp.Attributes())
+	ws := e.sm.peerWaiters[hp]
+	kept := ws[:0]
+	for _, w := range ws {
+		if w.held != nil && w.held.phase == phasePeer {
+			kept = append(kept, w)
+		}
+	}
+	clear(ws[len(kept):])
+	if len(kept) == 0 {
+		delete(e.sm.peerWaiters, hp)
+	} else {
+		e.sm.peerWaiters[hp] = kept
 	}
 }
