@@ -44,6 +44,9 @@ type gymsimCase struct {
 	httpClient    bool // CLIENT spans and traceparent exist
 	// services is the number of services each rollout spans.
 	services int
+	// onDiskWithin, when set, is how soon after gymsim's end every span must
+	// be in spans.jsonl, checked before the collector is stopped.
+	onDiskWithin time.Duration
 }
 
 func gymsimCases() []gymsimCase {
@@ -54,7 +57,18 @@ func gymsimCases() []gymsimCase {
 		// Without http_client no traceparent is sent: the orchestrator's only
 		// span is gym.job, every SERVER span starts a trace of its own.
 		{name: "http_client_off", args: []string{"--span-groups=default,-http_client"}, observability: true, job: true, services: 3},
-		{name: "observability_off", args: []string{"--observability=false"}, job: true, httpClient: true},
+		// With the shipped defaults (wait 30s, settle 5s), Gym's first spans
+		// show that observability is off: nothing waits for ids that will not
+		// come, so every span is on disk within seconds of the run's end.
+		{name: "observability_off", args: []string{"--observability=false"}, wait: "30s", settle: "5s", job: true, httpClient: true, onDiskWithin: 10 * time.Second},
+		// A cold model server: the first wave's model calls end after 4 s,
+		// past wait (2 s) and settle (1 s), so the run shows no rollout
+		// evidence until then (SPEC §4.2); every span still learns its rollout.
+		{
+			name: "first_evidence_after_wait", wait: "2s", settle: "1s",
+			args:          []string{"--rollouts=16", "--concurrency=8", "--cold-start=4s"},
+			observability: true, job: true, httpClient: true, services: 4,
+		},
 		// Every rollout lasts longer than wait; its early spans (the agent's
 		// POST /run http receive) still learn their rollout.
 		{
@@ -239,6 +253,9 @@ func runGymsimAgainstCollector(t *testing.T, tc gymsimCase) *gymsimRun {
 	out, err := runCmd(t, 2*time.Minute, nil, gymsimBinary(t), args...)
 	require.NoError(t, err, "gymsim %s:\n%s", strings.Join(args, " "), out)
 	t.Logf("%s", strings.TrimSpace(out))
+	if tc.onDiskWithin > 0 {
+		waitForCombinedLines(t, filepath.Join(captureDir, "spans.jsonl"), len(readJSONLines[truthSpan](t, truthPath)), tc.onDiskWithin)
+	}
 	require.NoError(t, col.stop(), "collector exit")
 
 	run := &gymsimRun{dir: captureDir, gymsimOutput: out, truthByID: map[string]truthSpan{}, truthByRollout: map[string][]truthSpan{}}
@@ -252,6 +269,28 @@ func runGymsimAgainstCollector(t *testing.T, tc gymsimCase) *gymsimRun {
 	}
 	run.combined = readJSONLines[outSpan](t, filepath.Join(captureDir, "spans.jsonl"))
 	return run
+}
+
+// waitForCombinedLines polls the combined file until it has want lines, and
+// fails when that takes longer than within (the collector still running).
+func waitForCombinedLines(t *testing.T, path string, want int, within time.Duration) {
+	t.Helper()
+	start := time.Now()
+	var got int
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			got = strings.Count(string(b), "\n")
+		}
+		if got >= want {
+			t.Logf("all %d spans in %s %v after the run ended", want, filepath.Base(path), time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Since(start) > within {
+			t.Fatalf("%d of %d spans in %s %v after the run ended, before the collector was stopped", got, want, filepath.Base(path), within)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the file the collector writes; the condition is what is tested
+	}
 }
 
 func readJSONLines[T any](t *testing.T, path string) []T {

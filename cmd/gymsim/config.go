@@ -22,6 +22,7 @@ type config struct {
 	concurrency     int
 	rate            float64
 	rolloutDuration time.Duration
+	coldStart       time.Duration
 	modelCalls      int
 	toolCalls       int
 	errorRate       float64
@@ -67,6 +68,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.concurrency, "concurrency", 8, "rollouts in flight at once")
 	fs.Float64Var(&c.rate, "rate", 0, "rollouts started per second (0: as fast as concurrency allows)")
 	fs.DurationVar(&c.rolloutDuration, "rollout-duration", 0, "how long one rollout lasts (spent in the model calls)")
+	fs.DurationVar(&c.coldStart, "cold-start", 0, "the model server answers nothing before this long after its first request (a cold or loaded vLLM server: the first wave's model calls, hence the run's first rollout evidence, all end after it)")
 	fs.IntVar(&c.modelCalls, "model-calls", 2, "model calls per rollout")
 	fs.IntVar(&c.toolCalls, "tool-calls", 1, "resources-server tool calls per rollout")
 	fs.Float64Var(&c.errorRate, "error-rate", 0.02, "fraction of model calls that fail with HTTP 500")
@@ -116,6 +118,9 @@ func (c *config) validate() error {
 	}
 	if c.rolloutDuration < 0 {
 		errs = append(errs, fmt.Errorf("--rollout-duration: must not be negative, got %v", c.rolloutDuration))
+	}
+	if c.coldStart < 0 {
+		errs = append(errs, fmt.Errorf("--cold-start: must not be negative, got %v", c.coldStart))
 	}
 	if c.modelCalls < 1 {
 		errs = append(errs, fmt.Errorf("--model-calls: must be at least 1, got %d", c.modelCalls))

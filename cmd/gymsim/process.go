@@ -44,7 +44,7 @@ func runServer(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	m := newSpanMaker(c, p.tp, truth)
-	g := &gymServer{cfg: c, m: m, client: newHTTPClient(m, c.concurrency), capture: &captureStore{dir: c.captureDir}, self: ln.Addr().String()}
+	g := &gymServer{cfg: c, m: m, client: newHTTPClient(m, c.concurrency), capture: &captureStore{dir: c.captureDir}, self: ln.Addr().String(), warm: warmUp{coldStart: c.coldStart}}
 	s := &server{m: m, tp: p.tp, semconv: c.serverSemconv(c.role), routes: g.routesFor(c.role)}
 	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: time.Minute}
 	served := make(chan error, 1)

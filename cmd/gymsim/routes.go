@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,6 +22,27 @@ type gymServer struct {
 	client  *httpClient
 	capture *captureStore
 	self    string // this server's host:port (the agent calls itself)
+	warm    warmUp // the model server's cold start (--cold-start)
+}
+
+// warmUp is a model server that answers nothing before coldStart after its
+// first request: the first wave of a run meets a cold or loaded vLLM server,
+// and its model calls all end after that.
+type warmUp struct {
+	once      sync.Once
+	readyAt   time.Time
+	coldStart time.Duration
+}
+
+// wait returns once the server is warm.
+func (w *warmUp) wait() {
+	if w.coldStart <= 0 {
+		return
+	}
+	w.once.Do(func() { w.readyAt = time.Now().Add(w.coldStart) })
+	if d := time.Until(w.readyAt); d > 0 {
+		time.Sleep(d) // the simulated server is busy loading
+	}
 }
 
 // routesFor returns the router of a role: path → route and the rollout id
@@ -123,6 +145,7 @@ func (g *gymServer) agentResponses(ctx context.Context, rollout string, req *sim
 func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *simRequest) (int, any, error) {
 	_, span := g.m.startManaged(ctx, groupModelCall, "gym.model.responses", rollout, g.nameAttr())
 	started := time.Now()
+	g.warm.wait()
 	if d := g.cfg.rolloutDuration / time.Duration(g.cfg.modelCalls); d > 0 {
 		time.Sleep(d) // the model's latency: what makes a rollout last
 	}
