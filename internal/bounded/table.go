@@ -73,6 +73,18 @@ func (t *Table[K, V]) Put(k K, v V) {
 	t.evict()
 }
 
+// Append puts a key not present as the newest entry without forgetting any:
+// it rebuilds a table in the order it had (a checkpoint's restore).
+func (t *Table[K, V]) Append(k K, v V) {
+	if e := t.m[k]; e != nil {
+		e.v = v
+		return
+	}
+	e := &entry[K, V]{k: k, v: v}
+	t.m[k] = e
+	t.link(e)
+}
+
 // Touch makes k the newest entry.
 func (t *Table[K, V]) Touch(k K) {
 	e := t.m[k]

@@ -275,20 +275,23 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 			consume: func(td ptrace.Traces) {
 				f := p.eng.prepare(td)
 				t0 := threadCPU()
-				r, g, ok := p.consumeLocked(td, f)
+				r, g, seq, ok, err := p.consumeLocked(ctx, td, f, nil)
 				locked += threadCPU() - t0
 				require.True(b, ok)
+				require.NoError(b, err)
 				_ = p.deliver(ctx, r, g)
+				p.delivered(ctx, seq, r)
 				f.release()
 			},
 			after: func() {
 				clk.Advance(step)
 				if batches++; batches%perTick == 0 {
 					t0 := threadCPU()
-					r, g, ok := p.flushLocked()
+					r, g, seq, ok := p.flushLocked(ctx)
 					locked += threadCPU() - t0
 					require.True(b, ok)
 					_ = p.deliver(ctx, r, g)
+					p.delivered(ctx, seq, r)
 				}
 			},
 			flush: func(b *testing.B) { require.NoError(b, p.Shutdown(context.Background())) },

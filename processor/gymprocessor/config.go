@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -80,6 +81,13 @@ type Config struct {
 
 	// ServiceMap configures the service-map repairs (SPEC §4.4).
 	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
+
+	// Storage names a storage extension (contrib file_storage) in which the
+	// processor records every batch before ConsumeTraces returns, so that a
+	// kill -9 loses no span it acknowledged: on start it replays what was
+	// recorded, deadlines included (SPEC §4.6). Without it, a kill -9 loses
+	// the spans held undecided. Default: none.
+	Storage *component.ID `mapstructure:"storage"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

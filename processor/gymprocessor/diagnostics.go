@@ -38,8 +38,8 @@ type diagnostics struct {
 	clock  clock
 
 	mu         sync.Mutex
-	last       [numProblems + 1]time.Time
-	suppressed [numProblems + 1]int64
+	last       [numProblems + 2]time.Time
+	suppressed [numProblems + 2]int64
 }
 
 func newDiagnostics(logger *zap.Logger, clk clock) *diagnostics {
@@ -81,6 +81,14 @@ func (d *diagnostics) downstreamFailed(spans int64, err error) {
 	if n, ok := d.allow(numProblems, spans); ok {
 		d.logger.Warn("next consumer refused spans; they are not retried by the gym processor",
 			zap.Int64("spans", n), zap.Error(err))
+	}
+}
+
+// storageFailed logs, rate-limited, a failure of the storage extension.
+func (d *diagnostics) storageFailed(err error) {
+	if n, ok := d.allow(numProblems+1, 1); ok {
+		d.logger.Error("gym processor: its storage failed; a batch it could not record is refused (the sender retries it), a tick is postponed",
+			zap.Int64("count", n), zap.Error(err))
 	}
 }
 

@@ -23,6 +23,9 @@
 //   - chunk.go:     large releases handed on in bounded batches.
 //   - spansize.go:  the size estimate of a held span (max_pending_bytes).
 //   - metrics.go, diagnostics.go: telemetry and rate-limited setup warnings (§4.5).
+//   - crash.go:     with a storage extension, recording, recovery and checkpoints (§4.6).
+//   - journal.go:   the journal in the storage: records, delivery marks, checkpoints, generations.
+//   - checkpoint.go: the engine's whole state, encoded and restored exactly.
 //
 // Service-map repair (§4.4) is hooked where a span leaves (emit.go: leave calls
 // repairOnEmit), where a span is indexed (engine.go: arrive calls noteArrival)

@@ -32,13 +32,18 @@ const (
 	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
 	metricDownstreamFailed  = "otelcol_processor_gym_downstream_failed_spans"
 	metricSetupProblems     = "otelcol_processor_gym_setup_problems"
+	metricStorageBytes      = "otelcol_processor_gym_storage_bytes"
+	metricStorageCkpts      = "otelcol_processor_gym_storage_checkpoints"
+	metricStorageErrors     = "otelcol_processor_gym_storage_errors"
+	metricRedelivered       = "otelcol_processor_gym_spans_redelivered"
 )
 
 type telemetry struct {
 	received, emitted, passed, promoted, released, cut, synthesized metric.Int64Counter
 	lateParents, duplicates, downstreamFailed, problems             metric.Int64Counter
 	synthMissed, peerSet                                            metric.Int64Counter
-	pendingSpans, pendingBytes, indexEntries                        metric.Int64Gauge
+	pendingSpans, pendingBytes, indexEntries, storageBytes          metric.Int64Gauge
+	storageCheckpoints, storageErrors, redelivered                  metric.Int64Counter
 
 	// Option slices built once, so recording allocates nothing.
 	promotedBy [3][]metric.AddOption
@@ -82,6 +87,12 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.pendingSpans = gauge(metricPendingSpans, "Spans held undecided.", "{spans}")
 	t.pendingBytes = gauge(metricPendingBytes, "Estimated bytes of the spans held undecided.", "By")
 	t.indexEntries = gauge(metricIndexEntries, "Entries of the span index (held, emitted and awaited parents).", "{entries}")
+	t.storageBytes = gauge(metricStorageBytes, "Bytes the processor keeps in its storage extension: the last checkpoint and the records after it.", "By")
+	t.storageCheckpoints, err = m.Int64Counter(metricStorageCkpts, metric.WithUnit("{checkpoints}"), metric.WithDescription("Checkpoints of the processor's state written to its storage."))
+	errs = append(errs, err)
+	t.storageErrors, err = m.Int64Counter(metricStorageErrors, metric.WithUnit("{errors}"), metric.WithDescription("Failures to record to or read from the storage, and journals set aside (corrupt, or from another configuration)."))
+	errs = append(errs, err)
+	t.redelivered = counter(metricRedelivered, "Spans handed on again at start: their round was replayed from the storage without the mark that it had been delivered (the collector stopped in between); gymspans drops those it already wrote.")
 	opt := func(k, v string) []metric.AddOption {
 		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))}
 	}
@@ -133,6 +144,7 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 	t.pendingSpans.Record(ctx, g.spans)
 	t.pendingBytes.Record(ctx, g.bytes)
 	t.indexEntries.Record(ctx, g.index)
+	t.storageBytes.Record(ctx, g.storage)
 }
 
-type gauges struct{ spans, bytes, index int64 }
+type gauges struct{ spans, bytes, index, storage int64 }

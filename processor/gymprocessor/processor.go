@@ -36,6 +36,7 @@ import (
 // belong to that round's output only: once the lock is released nobody else
 // touches them.
 type gymProcessor struct {
+	id     component.ID
 	cfg    *Config
 	next   consumer.Traces
 	logger *zap.Logger
@@ -46,6 +47,14 @@ type gymProcessor struct {
 	mu       sync.Mutex
 	eng      *engine
 	shutdown bool
+
+	// With storage (SPEC §4.6): the journal, set by Start before any span
+	// arrives; rounds computed and not yet handed on; and quiesce, set while
+	// a checkpoint waits for them, which holds back new rounds (crash.go).
+	jr       *journal
+	inflight int
+	quiesce  bool
+	idle     *sync.Cond // on mu: inflight dropped, or quiesce ended
 
 	stop chan struct{}
 	done chan struct{}
@@ -71,7 +80,8 @@ func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &gymProcessor{
+	p := &gymProcessor{
+		id:     set.ID,
 		cfg:    cfg,
 		next:   next,
 		logger: logger,
@@ -79,11 +89,17 @@ func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer
 		clock:  clk,
 		diag:   newDiagnostics(logger, clk),
 		eng:    eng,
-	}, nil
+	}
+	p.idle = sync.NewCond(&p.mu)
+	return p, nil
 }
 
-// Start launches the timer goroutine.
-func (p *gymProcessor) Start(context.Context, component.Host) error {
+// Start opens the storage and recovers what it holds (crash.go), when the
+// processor has one, and launches the timer goroutine.
+func (p *gymProcessor) Start(ctx context.Context, host component.Host) error {
+	if err := p.startStorage(ctx, host); err != nil {
+		return fmt.Errorf("gym processor: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil || p.shutdown {
@@ -105,25 +121,39 @@ func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func(), stop <-cha
 			return
 		case <-ticks:
 			p.tick(context.Background())
+			p.checkpointIfDue(context.Background())
 		}
 	}
 }
 
 // tick releases what is due now.
 func (p *gymProcessor) tick(ctx context.Context) {
-	if r, g, ok := p.flushLocked(); ok {
+	if r, g, seq, ok := p.flushLocked(ctx); ok {
 		_ = p.deliver(ctx, r, g)
+		p.delivered(ctx, seq, r)
 	}
 }
 
-// flushLocked is the timer's critical section; ok is false after shutdown.
-func (p *gymProcessor) flushLocked() (*round, gauges, bool) {
+// flushLocked is the timer's critical section; ok is false after shutdown,
+// or when the storage could not record the tick (it is then not taken: a
+// tick the journal lacks would make a replay decide otherwise).
+func (p *gymProcessor) flushLocked(ctx context.Context) (*round, gauges, uint64, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.shutdown {
-		return nil, gauges{}, false
+	for p.quiesce {
+		p.idle.Wait()
 	}
-	return p.eng.flush(p.clock.Now().UnixNano(), false), p.gaugesLocked(), true
+	if p.shutdown {
+		return nil, gauges{}, 0, false
+	}
+	now := p.clock.Now().UnixNano()
+	seq, err := p.record(ctx, recordTick, now, nil)
+	if err != nil {
+		p.diag.storageFailed(err)
+		return nil, gauges{}, 0, false
+	}
+	p.inflight++
+	return p.eng.flush(now, false), p.gaugesLocked(), seq, true
 }
 
 // Shutdown stops the timer, takes every pending decision as if every
@@ -143,10 +173,18 @@ func (p *gymProcessor) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	p.shutdown = true
+	for p.inflight > 0 {
+		p.idle.Wait()
+	}
 	r := p.eng.flush(p.clock.Now().UnixNano(), true)
 	g := p.gaugesLocked()
 	p.mu.Unlock()
-	return p.deliver(ctx, r, g)
+	err := p.deliver(ctx, r, g)
+	r.recycle()
+	if serr := p.closeStorage(ctx, err == nil); serr != nil {
+		err = errors.Join(err, fmt.Errorf("gym processor: %w", serr))
+	}
+	return err
 }
 
 func (p *gymProcessor) Capabilities() consumer.Capabilities {
@@ -157,32 +195,61 @@ func (p *gymProcessor) Capabilities() consumer.Capabilities {
 // (with whatever held spans they decide), and holds the rest. An error of
 // the next consumer is returned, logged and counted.
 func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var rec []byte
+	if p.jr != nil {
+		// The batch as it arrived, for the journal (the engine rewrites td).
+		b, err := batchMarshaler.MarshalTraces(td)
+		if err != nil {
+			return fmt.Errorf("gym processor storage: encoding a batch: %w", err)
+		}
+		rec = b
+	}
 	f := p.eng.prepare(td) // without the lock: it reads td and the configuration only
 	defer f.release()
-	r, g, ok := p.consumeLocked(td, f)
+	r, g, seq, ok, err := p.consumeLocked(ctx, td, f, rec)
+	if err != nil {
+		return err // nothing of td was taken: the sender may retry it
+	}
 	if !ok {
 		return p.next.ConsumeTraces(ctx, td)
 	}
-	return p.deliver(ctx, r, g)
+	err = p.deliver(ctx, r, g)
+	p.delivered(ctx, seq, r)
+	return err
 }
 
 // consumeLocked is ConsumeTraces' critical section; ok is false after
-// shutdown (td is then passed on as it is).
-func (p *gymProcessor) consumeLocked(td ptrace.Traces, f *batchFacts) (*round, gauges, bool) {
+// shutdown (td is then passed on as it is). With storage, the batch is
+// recorded first, and a failure to record it is returned.
+func (p *gymProcessor) consumeLocked(ctx context.Context, td ptrace.Traces, f *batchFacts, rec []byte) (*round, gauges, uint64, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.shutdown {
-		return nil, gauges{}, false
+	for p.quiesce {
+		p.idle.Wait()
 	}
-	return p.eng.consume(td, f, p.clock.Now().UnixNano()), p.gaugesLocked(), true
+	if p.shutdown {
+		return nil, gauges{}, 0, false, nil
+	}
+	now := p.clock.Now().UnixNano()
+	seq, err := p.record(ctx, recordBatch, now, rec)
+	if err != nil {
+		p.diag.storageFailed(err)
+		return nil, gauges{}, 0, false, err
+	}
+	p.inflight++
+	return p.eng.consume(td, f, now), p.gaugesLocked(), seq, true, nil
 }
 
 func (p *gymProcessor) gaugesLocked() gauges {
-	return gauges{
+	g := gauges{
 		spans: int64(len(p.eng.heap)),
 		bytes: p.eng.pendingBytes,
 		index: int64(p.eng.idx.len()),
 	}
+	if p.jr != nil {
+		g.storage = p.jr.checkpointSize + p.jr.bytes
+	}
+	return g
 }
 
 // deliver sends a round's output on, records its metrics and logs its
@@ -215,8 +282,8 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 		p.diag.downstreamFailed(failed, err)
 		err = fmt.Errorf("gym processor: next consumer refused %d of %d spans: %w", failed, n, err)
 	}
+	r.emitted = n
 	p.tel.record(ctx, r, n, g)
 	p.diag.report(r)
-	r.recycle()
 	return err
 }

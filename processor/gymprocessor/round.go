@@ -15,6 +15,7 @@ type round struct {
 	out         ptrace.Traces
 	groups      map[*origin]ptrace.SpanSlice
 	received    int64
+	emitted     int64 // spans handed on by deliver
 	passed      int64
 	duplicates  int64
 	lateParents int64

@@ -1,0 +1,228 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+)
+
+// Crash safety with a storage extension (SPEC §4.6; the journal's design is
+// in journal.go):
+//
+//	ConsumeTraces -> [lock] record the batch -> engine.consume [unlock] -> deliver -> mark delivered
+//	timer tick    -> [lock] record the tick  -> engine.flush   [unlock] -> deliver -> mark delivered
+//	              -> every checkpointEvery or checkpointBytes: [lock, no round in flight] checkpoint [unlock]
+//	Start         -> load the checkpoint, replay the records after it, deliver what was not delivered
+//	Shutdown      -> everything delivered: the journal is emptied
+
+var batchMarshaler ptrace.ProtoMarshaler
+
+// When a checkpoint is written: after this many bytes of records (the
+// replay after a crash reads at most about this much), or this long after
+// the last one (so a quiet processor's journal stays small).
+const (
+	checkpointBytes = 64 << 20
+	checkpointEvery = time.Minute
+)
+
+// startStorage opens the storage extension's client, when the processor has
+// one, and recovers what the journal holds. A storage extension that is not
+// there is a configuration error; one whose store cannot be opened is
+// logged and the processor runs without it (a crash loop would lose more).
+func (p *gymProcessor) startStorage(ctx context.Context, host component.Host) error {
+	if p.cfg.Storage == nil {
+		return nil
+	}
+	ext, ok := host.GetExtensions()[*p.cfg.Storage]
+	if !ok {
+		return fmt.Errorf("storage: extension %q is not in the service's extensions", p.cfg.Storage.String())
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return fmt.Errorf("storage: extension %q is not a storage extension", p.cfg.Storage.String())
+	}
+	client, err := se.GetClient(ctx, component.KindProcessor, p.id, "")
+	if err != nil {
+		p.logger.Error("gym processor: its storage cannot be opened; running without it, so a kill -9 loses the spans held undecided",
+			zap.String("storage", p.cfg.Storage.String()), zap.Error(err))
+		p.tel.storageErrors.Add(ctx, 1)
+		return nil
+	}
+	jr, why, err := openJournal(ctx, client, p.cfg)
+	if err != nil {
+		p.logger.Error("gym processor: its storage cannot be read; running without it, so a kill -9 loses the spans held undecided",
+			zap.String("storage", p.cfg.Storage.String()), zap.Error(err))
+		p.tel.storageErrors.Add(ctx, 1)
+		_ = client.Close(ctx)
+		return nil
+	}
+	if why != "" {
+		p.logger.Error("gym processor: what its storage held is set aside, not replayed: "+why,
+			zap.String("storage", p.cfg.Storage.String()), zap.Uint64("set_aside_generation", jr.meta.Aside))
+		p.tel.storageErrors.Add(ctx, 1)
+	}
+	p.jr = jr
+	return p.recover(ctx)
+}
+
+// recover rebuilds the engine from the journal and hands on, now, the
+// output of every replayed round that was not delivered before the
+// collector stopped.
+func (p *gymProcessor) recover(ctx context.Context) error {
+	jr := p.jr
+	lj, err := jr.load(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	eng, err := newEngine(p.cfg)
+	if err != nil {
+		return err
+	}
+	corrupt := lj.corrupt
+	if lj.checkpoint != nil {
+		if err := eng.restore(lj.checkpoint); err != nil {
+			corrupt = fmt.Errorf("checkpoint %d: %w", jr.meta.Checkpoint, err)
+			lj.records = nil
+			if eng, err = newEngine(p.cfg); err != nil {
+				return err
+			}
+		}
+	} else if corrupt != nil && jr.meta.HasCheckpoint {
+		lj.records = nil // the checkpoint itself could not be read
+	}
+	var replayed, redelivered int64
+	for _, rec := range lj.records {
+		var r *round
+		switch rec.kind {
+		case recordBatch:
+			td, uerr := spanUnmarshaler.UnmarshalTraces(rec.payload)
+			if uerr != nil {
+				corrupt = fmt.Errorf("record %d: %w: %w", rec.seq, errCorruptRecord, uerr)
+			} else {
+				f := eng.prepare(td)
+				r = eng.consume(td, f, rec.now)
+				f.release()
+			}
+		case recordTick:
+			r = eng.flush(rec.now, false)
+		}
+		if r == nil {
+			break
+		}
+		replayed++
+		jr.next = rec.seq + 1
+		if rec.delivered {
+			r.recycle()
+			continue
+		}
+		p.mu.Lock()
+		p.inflight++
+		p.mu.Unlock()
+		_ = p.deliver(ctx, r, gauges{spans: int64(len(eng.heap)), bytes: eng.pendingBytes, index: int64(eng.idx.len())})
+		redelivered += r.emitted
+		p.delivered(ctx, rec.seq, r)
+	}
+	p.mu.Lock()
+	p.eng = eng
+	p.mu.Unlock()
+	if replayed > 0 || redelivered > 0 {
+		p.logger.Info("gym processor: recovered what it held from its storage",
+			zap.Int64("records_replayed", replayed), zap.Int("spans_held", len(eng.heap)),
+			zap.Int64("spans_handed_on_again", redelivered))
+	}
+	p.tel.redelivered.Add(ctx, redelivered)
+	if corrupt == nil {
+		return nil
+	}
+	// What followed the corrupt part cannot be replayed: keep what was
+	// recovered as a checkpoint of a new generation, set the old one aside.
+	p.logger.Error("gym processor: its storage holds a corrupt record; what came before it was recovered, the rest is set aside",
+		zap.String("storage", p.cfg.Storage.String()), zap.Error(corrupt))
+	p.tel.storageErrors.Add(ctx, 1)
+	if err := jr.setAside(ctx, corrupt.Error()); err != nil {
+		return err
+	}
+	return jr.checkpoint(ctx, eng.snapshot())
+}
+
+// record writes a batch or tick to the journal under the lock; without
+// storage it does nothing.
+func (p *gymProcessor) record(ctx context.Context, kind byte, now int64, payload []byte) (uint64, error) {
+	if p.jr == nil {
+		return 0, nil
+	}
+	return p.jr.append(ctx, kind, now, payload)
+}
+
+// delivered marks round seq as handed on (a round that emitted nothing needs
+// no mark: its replay hands on nothing either), recycles it, and lets a
+// waiting checkpoint go on.
+func (p *gymProcessor) delivered(ctx context.Context, seq uint64, r *round) {
+	if p.jr != nil && r.emitted > 0 {
+		if err := p.jr.delivered(ctx, p.jr.meta.Generation, seq); err != nil {
+			p.diag.storageFailed(err) // a replay would hand the round on again
+		}
+	}
+	r.recycle()
+	p.mu.Lock()
+	p.inflight--
+	if p.inflight == 0 {
+		p.idle.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// checkpointIfDue writes a checkpoint when the journal has grown by
+// checkpointBytes, or checkpointEvery has passed, since the last one. It
+// holds new rounds back until the rounds in flight are handed on, so the
+// checkpoint follows only delivered rounds.
+func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	jr := p.jr
+	if jr == nil || p.shutdown || jr.bytes == 0 {
+		return
+	}
+	now := p.clock.Now()
+	if jr.bytes < checkpointBytes && now.Sub(jr.lastCheckpoint) < checkpointEvery {
+		return
+	}
+	p.quiesce = true
+	for p.inflight > 0 {
+		p.idle.Wait()
+	}
+	snap := p.eng.snapshot()
+	err := jr.checkpoint(ctx, snap)
+	jr.lastCheckpoint = now
+	p.quiesce = false
+	p.idle.Broadcast()
+	if err != nil {
+		p.diag.storageFailed(err)
+		return
+	}
+	jr.checkpointSize = int64(len(snap))
+	p.tel.storageCheckpoints.Add(ctx, 1)
+}
+
+// closeStorage empties the journal after a shutdown that handed everything
+// on (the next start has nothing to replay), and closes the client.
+func (p *gymProcessor) closeStorage(ctx context.Context, allDelivered bool) error {
+	jr := p.jr
+	if jr == nil {
+		return nil
+	}
+	var err error
+	if allDelivered {
+		err = jr.reset(ctx)
+	}
+	return errors.Join(err, jr.client.Close(ctx))
+}

@@ -1,0 +1,429 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"pgregory.net/rapid"
+)
+
+// memStorage is a storage extension that keeps its keys in memory and
+// outlives the processors that use it: a "kill -9" is dropping a processor
+// without Shutdown, and the next one opens the same store.
+type memStorage struct {
+	component.StartFunc
+	component.ShutdownFunc
+	mu   sync.Mutex
+	keys map[string][]byte
+	// failSets, when set, makes every Set and Batch with a Set fail.
+	failSets bool
+}
+
+func newMemStorage() *memStorage { return &memStorage{keys: map[string][]byte{}} }
+
+func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return memClient{m}, nil
+}
+
+type memClient struct{ m *memStorage }
+
+func (c memClient) Get(ctx context.Context, key string) ([]byte, error) {
+	op := storage.GetOperation(key)
+	return op.Value, c.Batch(ctx, op)
+}
+
+func (c memClient) Set(ctx context.Context, key string, v []byte) error {
+	return c.Batch(ctx, storage.SetOperation(key, v))
+}
+
+func (c memClient) Delete(ctx context.Context, key string) error {
+	return c.Batch(ctx, storage.DeleteOperation(key))
+}
+
+func (c memClient) Batch(_ context.Context, ops ...*storage.Operation) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.failSets {
+		for _, op := range ops {
+			if op.Type == storage.Set {
+				return errors.New("disk full")
+			}
+		}
+	}
+	for _, op := range ops {
+		switch op.Type {
+		case storage.Get:
+			op.Value = slices.Clone(c.m.keys[op.Key])
+		case storage.Set:
+			c.m.keys[op.Key] = slices.Clone(op.Value)
+		case storage.Delete:
+			delete(c.m.keys, op.Key)
+		}
+	}
+	return nil
+}
+
+func (c memClient) Walk(_ context.Context, fn storage.WalkFunc) error {
+	c.m.mu.Lock()
+	keys := slices.Sorted(maps.Keys(c.m.keys))
+	c.m.mu.Unlock()
+	var ops []*storage.Operation
+	for _, k := range keys {
+		c.m.mu.Lock()
+		v := slices.Clone(c.m.keys[k])
+		c.m.mu.Unlock()
+		more, err := fn(k, v)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, more...)
+	}
+	return c.Batch(context.Background(), ops...)
+}
+
+func (memClient) Close(context.Context) error { return nil }
+
+func (m *memStorage) count(prefix string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k := range m.keys {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+var storageID = component.MustNewIDWithName("file_storage", "gym")
+
+type storageHost struct {
+	component.Host
+	ext extension.Extension
+}
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{storageID: h.ext}
+}
+
+// crashHarness is a processor with storage that can be killed and started
+// again on the same store, clock and sink.
+type crashHarness struct {
+	t      tb
+	cfg    *Config
+	store  *memStorage
+	clock  *fakeClock
+	sink   *consumertest.TracesSink
+	logger *zap.Logger
+	p      *gymProcessor
+}
+
+func newCrashHarness(t tb, cfg *Config) *crashHarness {
+	cfg.Storage = &storageID
+	h := &crashHarness{t: t, cfg: cfg, store: newMemStorage(), clock: newFakeClock(), sink: new(consumertest.TracesSink), logger: zap.NewNop()}
+	h.start()
+	return h
+}
+
+func (h *crashHarness) start() {
+	set := processortest.NewNopSettings(componentType)
+	set.Logger = h.logger
+	p, err := newGymProcessorWithClock(set, h.cfg, h.sink, h.clock)
+	require.NoError(h.t, err)
+	// The harness runs the timer's steps itself (tick, checkpointIfDue):
+	// Start's goroutine reads the fake clock's channel, never fed here.
+	require.NoError(h.t, p.startStorage(context.Background(), storageHost{Host: componenttest.NewNopHost(), ext: h.store}))
+	h.p = p
+}
+
+// kill drops the processor as a SIGKILL would: no Shutdown.
+func (h *crashHarness) kill() { h.p = nil }
+
+func (h *crashHarness) consume(td ptrace.Traces) {
+	require.NoError(h.t, h.p.ConsumeTraces(context.Background(), td))
+}
+
+func (h *crashHarness) tickAt(d time.Duration) {
+	h.clock.Advance(d)
+	h.p.tick(context.Background())
+}
+
+func (h *crashHarness) pending() int {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return len(h.p.eng.heap)
+}
+
+// A span that had waited 4 s of a 5 s settle before the kill is decided
+// about 1 s after the restart, not 5 s; the agent's early span of a long
+// rollout, held across the restart, still learns its rollout.
+func TestCrashResumesDeadlines(t *testing.T) {
+	cfg := testConfig()
+	h := newCrashHarness(t, cfg)
+	spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
+	early := pick(spans, "0-0/recv")
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{early}))
+	h.tickAt(time.Second)
+	// The rollout ends: POST /run and its other children arrive; POST /run
+	// is an upward candidate with settle to go.
+	var rest []sdef
+	for _, s := range spans {
+		if s.proc != "orchestrator" && s.id != early.id {
+			rest = append(rest, s)
+		}
+	}
+	h.consume(buildTraces(gymProcs, procOrder, rest))
+	require.Equal(t, 3, h.pending(), "POST /run, its http receive and its http send wait for the upward decision")
+	h.tickAt(4 * time.Second)
+	require.Equal(t, 3, h.pending())
+	delivered := h.sink.SpanCount()
+
+	h.kill()
+	h.clock.Advance(200 * time.Millisecond) // the restart
+	h.start()
+	require.Equal(t, 3, h.pending(), "what was held is held again")
+	assert.Equal(t, delivered, h.sink.SpanCount(), "nothing delivered before the kill is delivered again")
+	h.tickAt(500 * time.Millisecond)
+	require.Equal(t, 3, h.pending(), "4.7 s of settle have passed")
+	h.tickAt(500 * time.Millisecond)
+	require.Equal(t, 1, h.pending(), "decided at settle from the spans' arrival, 1 s after the restart: POST /run's children left, POST /run waits for its parent")
+	for _, s := range normalize(h.sink.AllTraces()) {
+		assert.Equal(t, "0-0", s.Rollout, "%s (the early http receive too)", s.Name)
+	}
+	h.tickAt(cfg.Wait)
+	require.Zero(t, h.pending(), "POST /run is cut from its parent, which never came")
+	assert.Len(t, normalize(h.sink.AllTraces()), len(rest)+1, "every span once")
+}
+
+// Kill the processor at a random point of a random run, maybe between a
+// round's delivery and its mark, restart it on the same store, finish the
+// run: every span leaves, as it would without the kill; a span leaves twice
+// only from the round the kill fell in.
+func TestPropertyKillAndRestartLosesNothing(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := testConfig()
+		spans := genForest(rt, false)
+		batches := drawPlan(rt, buildForest(spans))
+		evs := drawSchedule(rt, cfg, batches)
+		kill := rapid.IntRange(0, len(evs)).Draw(rt, "killAfter")
+		unmarked := rapid.Bool().Draw(rt, "killBeforeTheMark")
+
+		run := func(killAt int) (map[int64][]outcome, int) {
+			h := newCrashHarness(rt, cfg)
+			base := h.clock.Now().UnixNano()
+			for i, ev := range evs {
+				if i == killAt {
+					if unmarked && i > 0 {
+						h.store.mu.Lock()
+						for k := range h.store.keys {
+							if strings.Contains(k, "/d/") && strings.HasSuffix(k, hex16(h.p.jr.next-1)) {
+								delete(h.store.keys, k) // the round was delivered, its mark not written
+							}
+						}
+						h.store.mu.Unlock()
+					}
+					h.kill()
+					h.start()
+				}
+				if d := time.Duration(ev.at - base - (h.clock.Now().UnixNano() - base)); d > 0 {
+					h.clock.Advance(d)
+				}
+				if ev.tick {
+					h.p.tick(context.Background())
+				} else {
+					h.consume(copyTraces(ev.batch))
+				}
+			}
+			h.clock.Advance(3 * time.Hour)
+			h.p.tick(context.Background())
+			require.NoError(rt, h.p.Shutdown(context.Background()))
+			require.Zero(rt, h.store.count("g"), "an orderly shutdown leaves an empty journal")
+			got := map[int64][]outcome{}
+			for _, td := range h.sink.AllTraces() {
+				forEachSpan(td, func(_ pcommon.Resource, s ptrace.Span) {
+					if isSynthetic(s.Attributes()) {
+						return
+					}
+					v, _ := s.Attributes().Get(idxAttr)
+					o := outcome{trace: s.TraceID().String(), parent: s.ParentSpanID().String()}
+					if r, ok := s.Attributes().Get("nemo.gym.rollout.id"); ok {
+						o.rollout = r.AsString()
+					}
+					got[v.Int()] = append(got[v.Int()], o)
+				})
+			}
+			return got, h.sink.SpanCount()
+		}
+		want, _ := run(-1)
+		got, _ := run(kill)
+		require.Len(rt, got, len(spans), "every span leaves")
+		for i, w := range want {
+			g := got[i]
+			require.NotEmpty(rt, g, "span %d lost", i)
+			require.Equal(rt, w[0], g[0], "span %d as without the kill", i)
+			if len(g) > 1 {
+				require.True(rt, unmarked, "span %d left twice, but every delivered round was marked", i)
+				for _, again := range g[1:] {
+					require.Equal(rt, w[0], again, "span %d left again the same", i)
+				}
+			}
+		}
+	})
+}
+
+func hex16(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
+}
+
+// The store stays bounded: a checkpoint replaces the records before it.
+func TestCheckpointBoundsTheJournal(t *testing.T) {
+	cfg := testConfig()
+	h := newCrashHarness(t, cfg)
+	td := readTraces(t, "../../testdata/default_preset_3_rollouts/input.json")
+	for range 20 {
+		h.consume(copyTraces(td))
+		h.tickAt(time.Second)
+	}
+	require.Equal(t, 40, h.store.count("g1/r/"))
+	h.clock.Advance(checkpointEvery)
+	h.p.checkpointIfDue(context.Background())
+	assert.Zero(t, h.store.count("g1/r/"), "records before the checkpoint are deleted")
+	assert.Zero(t, h.store.count("g1/d/"))
+	assert.Equal(t, 1, h.store.count("g1/c/"))
+	// A kill now recovers from the checkpoint alone.
+	held := h.pending()
+	h.kill()
+	h.start()
+	assert.Equal(t, held, h.pending())
+}
+
+// Corrupt or foreign content is reported and set aside, never a crash loop:
+// a record whose bytes changed, a checkpoint cut short, a journal written by
+// another configuration.
+func TestCorruptOrForeignStorageIsSetAside(t *testing.T) {
+	prime := func(t *testing.T, checkpoint bool) *crashHarness {
+		h := newCrashHarness(t, testConfig())
+		spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{pick(spans, "0-0/recv")}))
+		if checkpoint {
+			h.clock.Advance(checkpointEvery)
+			h.p.checkpointIfDue(context.Background())
+		}
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{pick(spans, "0-0/send")}))
+		require.Equal(t, 2, h.pending())
+		return h
+	}
+	restart := func(t *testing.T, h *crashHarness) *observer.ObservedLogs {
+		core, logs := observer.New(zap.WarnLevel)
+		h.logger = zap.New(core)
+		h.kill()
+		h.start() // must not fail: the collector starts
+		return logs
+	}
+	t.Run("a record's bytes changed", func(t *testing.T) {
+		h := prime(t, false)
+		h.store.mu.Lock()
+		k := "g1/r/" + hex16(2)
+		h.store.keys[k][len(h.store.keys[k])/2] ^= 0xff
+		h.store.mu.Unlock()
+		logs := restart(t, h)
+		require.Len(t, logs.FilterMessageSnippet("corrupt").All(), 1, "reported: %v", logs.All())
+		assert.Equal(t, 1, h.pending(), "the record before the corrupt one was recovered")
+		assert.Equal(t, uint64(2), h.p.jr.meta.Generation, "a new generation")
+		assert.Equal(t, uint64(1), h.p.jr.meta.Aside, "the old one set aside")
+		assert.Equal(t, 1, h.store.count("g1/r/"+hex16(2)), "kept for inspection")
+		// The recovered state is durable in the new generation.
+		h.kill()
+		h.start()
+		assert.Equal(t, 1, h.pending())
+	})
+	t.Run("a checkpoint cut short", func(t *testing.T) {
+		h := prime(t, true)
+		h.store.mu.Lock()
+		for k, v := range h.store.keys {
+			if strings.HasPrefix(k, "g1/c/") {
+				h.store.keys[k] = v[:len(v)/2]
+			}
+		}
+		h.store.mu.Unlock()
+		logs := restart(t, h)
+		require.NotEmpty(t, logs.FilterMessageSnippet("corrupt").All(), "reported: %v", logs.All())
+		assert.Zero(t, h.pending(), "nothing can be replayed without its checkpoint")
+		assert.Equal(t, uint64(1), h.p.jr.meta.Aside)
+	})
+	t.Run("records of another configuration", func(t *testing.T) {
+		h := prime(t, false)
+		h.cfg = testConfig()
+		h.cfg.Settle = 7 * time.Second
+		h.cfg.Storage = &storageID
+		logs := restart(t, h)
+		require.Len(t, logs.FilterMessageSnippet("another configuration").All(), 1, "reported: %v", logs.All())
+		assert.Zero(t, h.pending())
+		var meta journalMeta
+		h.store.mu.Lock()
+		require.NoError(t, json.Unmarshal(h.store.keys[metaKey], &meta))
+		h.store.mu.Unlock()
+		assert.Equal(t, uint64(1), meta.Aside)
+		assert.Contains(t, meta.AsideWhy, `"Settle":5000000000`, "the log and the header say which configuration wrote it")
+	})
+	t.Run("a header that is not JSON", func(t *testing.T) {
+		h := prime(t, false)
+		h.store.mu.Lock()
+		h.store.keys[metaKey] = []byte("\x00garbage")
+		h.store.mu.Unlock()
+		logs := restart(t, h)
+		require.NotEmpty(t, logs.All())
+		assert.Zero(t, h.pending())
+	})
+}
+
+// A batch the storage cannot record is refused, whole: the sender retries it.
+func TestStorageFailureRefusesTheBatch(t *testing.T) {
+	h := newCrashHarness(t, testConfig())
+	h.store.failSets = true
+	err := h.p.ConsumeTraces(context.Background(), readTraces(t, "../../testdata/default_preset_3_rollouts/input.json"))
+	require.ErrorContains(t, err, "disk full")
+	assert.Zero(t, h.sink.SpanCount())
+	assert.Zero(t, h.pending())
+	h.store.failSets = false
+	h.consume(readTraces(t, "../../testdata/default_preset_3_rollouts/input.json"))
+	assert.NotZero(t, h.sink.SpanCount())
+}
+
+func TestStorageExtensionMissingIsAConfigError(t *testing.T) {
+	cfg := testConfig()
+	cfg.Storage = &storageID
+	p, err := newGymProcessorWithClock(processortest.NewNopSettings(componentType), cfg, new(consumertest.TracesSink), newFakeClock())
+	require.NoError(t, err)
+	err = p.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, `extension "file_storage/gym" is not in the service's extensions`)
+}

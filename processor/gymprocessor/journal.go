@@ -1,0 +1,384 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"runtime/debug"
+	"time"
+
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+)
+
+// The journal: what the processor records in its storage extension so that
+// a kill -9 loses no span it acknowledged (SPEC §4.6).
+//
+// The engine is deterministic: the same batches at the same times, with the
+// same timer ticks between them, take it through the same states and make it
+// emit the same spans. So the journal records the engine's inputs, not its
+// state: every batch as it arrived (before ConsumeTraces returns) and every
+// timer tick, each with the clock's time and a sequence number taken under
+// the processor's lock; and, once a round's output has been handed to the
+// next consumer, that it was delivered. From time to time the whole engine
+// state is written as a checkpoint and the records before it are deleted,
+// which bounds the store. On start the processor loads the checkpoint,
+// replays the records after it at their recorded times, hands on the output
+// of every replayed round not marked delivered, and drops the rest: deadlines,
+// settle and cuts resume as if the collector had not stopped. A round that
+// was delivered just before the kill, and not yet marked so, is delivered
+// again (counted; gymspans drops spans it already wrote).
+//
+// Keys, in the storage client the extension gives the processor:
+//
+//	meta                     the journal's header (journalMeta, JSON)
+//	g<gen>/c/<seq>           the checkpoint: the engine's state after record <seq>
+//	g<gen>/r/<seq>           record <seq>: a batch or a tick
+//	g<gen>/d/<seq>           record <seq>'s round was delivered
+//
+// <seq> is 16 hex digits, so keys sort by sequence. A generation holds one
+// configuration's journal: content written by another configuration or
+// another build of the engine (which might decide differently on replay), or
+// that fails its checksum, is set aside as a whole and a new generation
+// begins; the generation set aside last is kept for inspection.
+
+const (
+	journalFormat = 1
+	metaKey       = "meta"
+	recordMagic   = "GYMJ"
+)
+
+// Record kinds.
+const (
+	recordBatch      byte = 'B'
+	recordTick       byte = 'T'
+	recordCheckpoint byte = 'C'
+)
+
+// journalMeta is the journal's header.
+type journalMeta struct {
+	Format      int    `json:"format"`
+	Generation  uint64 `json:"generation"`
+	Fingerprint string `json:"fingerprint"`
+	// Checkpoint is the sequence of the record the checkpoint follows, when
+	// HasCheckpoint; without one, replay starts from an empty engine.
+	Checkpoint    uint64 `json:"checkpoint"`
+	HasCheckpoint bool   `json:"has_checkpoint"`
+	// First is the first record kept (Checkpoint + 1 once compacted).
+	First uint64 `json:"first"`
+	// Aside is the generation set aside last, 0 if none; AsideWhy says why.
+	Aside    uint64 `json:"aside,omitempty"`
+	AsideWhy string `json:"aside_why,omitempty"`
+	// Config is the configuration that wrote the generation, for the log
+	// line of a mismatch.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+func recordKey(gen uint64, kind byte, seq uint64) string {
+	return fmt.Sprintf("g%d/%c/%016x", gen, kind, seq)
+}
+
+// fingerprint names what a replay's decisions depend on: the configuration
+// and the engine's build. A journal written under another fingerprint may
+// not be replayed.
+func fingerprint(cfg *Config) (string, json.RawMessage) {
+	conf, _ := json.Marshal(cfg)
+	h := sha256.New()
+	h.Write(conf)
+	fmt.Fprintf(h, "\x00format=%d\x00build=%s", journalFormat, engineBuild())
+	return hex.EncodeToString(h.Sum(nil)[:16]), conf
+}
+
+// engineBuild identifies the binary's code: its VCS revision when it was
+// stamped in, else its main module version.
+func engineBuild() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return bi.Main.Version
+}
+
+// encodeRecord frames a record: magic, format, kind, time, payload, CRC-32.
+func encodeRecord(kind byte, now int64, payload []byte) []byte {
+	b := make([]byte, 0, len(recordMagic)+2+8+len(payload)+4)
+	b = append(b, recordMagic...)
+	b = append(b, journalFormat, kind)
+	b = binary.BigEndian.AppendUint64(b, uint64(now))
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+}
+
+var errCorruptRecord = errors.New("corrupt journal record")
+
+// decodeRecord checks a record's frame and returns its kind, time and payload.
+func decodeRecord(b []byte) (kind byte, now int64, payload []byte, err error) {
+	const head = len(recordMagic) + 2 + 8
+	if len(b) < head+4 || string(b[:len(recordMagic)]) != recordMagic {
+		return 0, 0, nil, fmt.Errorf("%w: bad frame (%d bytes)", errCorruptRecord, len(b))
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return 0, 0, nil, fmt.Errorf("%w: checksum mismatch", errCorruptRecord)
+	}
+	if v := b[len(recordMagic)]; v != journalFormat {
+		return 0, 0, nil, fmt.Errorf("%w: format %d, this build reads %d", errCorruptRecord, v, journalFormat)
+	}
+	return b[len(recordMagic)+1], int64(binary.BigEndian.Uint64(b[len(recordMagic)+2:])), body[head:], nil
+}
+
+// journal writes and reads the processor's records in a storage client.
+// Its methods are called under the processor's lock, except delivered and
+// the deletions after a checkpoint, which the storage client serializes.
+type journal struct {
+	client storage.Client
+	meta   journalMeta
+	// fingerprint and config are this processor's (see fingerprint).
+	fingerprint string
+	config      json.RawMessage
+	next        uint64 // sequence of the next record
+	bytes       int64  // bytes of the records written since the checkpoint
+	// lastCheckpoint is when the processor last wrote a checkpoint (crash.go),
+	// checkpointSize its bytes.
+	lastCheckpoint time.Time
+	checkpointSize int64
+}
+
+// loadedJournal is what the journal held at start.
+type loadedJournal struct {
+	checkpoint []byte // nil: replay from an empty engine
+	records    []loadedRecord
+	// corrupt, when set, ended the load early: the records before it are
+	// replayed, and the generation is then set aside.
+	corrupt error
+}
+
+type loadedRecord struct {
+	seq       uint64
+	kind      byte
+	now       int64
+	payload   []byte
+	delivered bool
+}
+
+// openJournal reads the header. A header of another format or fingerprint
+// starts a new generation (the old one is set aside); load then finds
+// nothing to replay.
+func openJournal(ctx context.Context, client storage.Client, cfg *Config) (*journal, string, error) {
+	fp, conf := fingerprint(cfg)
+	j := &journal{client: client, fingerprint: fp, config: conf}
+	raw, err := client.Get(ctx, metaKey)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the journal header: %w", err)
+	}
+	var why string
+	switch {
+	case raw == nil:
+		j.meta = journalMeta{Format: journalFormat, Generation: 1, First: 1}
+	case json.Unmarshal(raw, &j.meta) != nil:
+		why = fmt.Sprintf("its header is not readable (%d bytes)", len(raw))
+	case j.meta.Format != journalFormat:
+		why = fmt.Sprintf("it has format %d, this build reads %d", j.meta.Format, journalFormat)
+	case j.meta.Fingerprint != fp:
+		why = "it was written by another configuration of this processor, or another build of otelcol-gym (" +
+			j.meta.Fingerprint + ", this one " + fp + "); its config was " + string(j.meta.Config)
+	}
+	if why != "" {
+		if err := j.setAside(ctx, why); err != nil {
+			return nil, "", err
+		}
+	}
+	j.meta.Fingerprint, j.meta.Config = fp, conf
+	j.next = j.meta.First
+	return j, why, nil
+}
+
+// load reads the checkpoint and the records after it, in order, with the
+// delivered marks. It stops at the first record missing (the end) or
+// corrupt (reported in corrupt).
+func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
+	lj := &loadedJournal{}
+	gen := j.meta.Generation
+	if j.meta.HasCheckpoint {
+		b, err := j.client.Get(ctx, recordKey(gen, 'c', j.meta.Checkpoint))
+		if err != nil {
+			return nil, fmt.Errorf("reading the checkpoint: %w", err)
+		}
+		kind, _, payload, derr := decodeRecord(b)
+		if derr == nil && kind != recordCheckpoint {
+			derr = fmt.Errorf("%w: checkpoint key holds a record of kind %q", errCorruptRecord, kind)
+		}
+		if derr != nil {
+			lj.corrupt = fmt.Errorf("checkpoint %d: %w", j.meta.Checkpoint, derr)
+			return lj, nil
+		}
+		lj.checkpoint = payload
+	}
+	const chunk = 256
+	for seq := j.next; ; seq += chunk {
+		ops := make([]*storage.Operation, 0, 2*chunk)
+		for s := seq; s < seq+chunk; s++ {
+			ops = append(ops, storage.GetOperation(recordKey(gen, 'r', s)), storage.GetOperation(recordKey(gen, 'd', s)))
+		}
+		if err := j.client.Batch(ctx, ops...); err != nil {
+			return nil, fmt.Errorf("reading records from %d: %w", seq, err)
+		}
+		for i := 0; i < len(ops); i += 2 {
+			s := seq + uint64(i/2)
+			if ops[i].Value == nil {
+				j.next = s
+				return lj, nil
+			}
+			kind, now, payload, err := decodeRecord(ops[i].Value)
+			if err == nil && kind != recordBatch && kind != recordTick {
+				err = fmt.Errorf("%w: unknown kind %q", errCorruptRecord, kind)
+			}
+			if err != nil {
+				lj.corrupt = fmt.Errorf("record %d: %w", s, err)
+				j.next = s
+				return lj, nil
+			}
+			lj.records = append(lj.records, loadedRecord{seq: s, kind: kind, now: now, payload: payload, delivered: ops[i+1].Value != nil})
+		}
+	}
+}
+
+// append writes the next record; the caller holds the processor's lock, so
+// records are written in sequence order. On error nothing was written and
+// the sequence is not used.
+func (j *journal) append(ctx context.Context, kind byte, now int64, payload []byte) (uint64, error) {
+	seq := j.next
+	b := encodeRecord(kind, now, payload)
+	ops := []*storage.Operation{storage.SetOperation(recordKey(j.meta.Generation, 'r', seq), b)}
+	if seq == j.meta.First && !j.meta.HasCheckpoint {
+		// The generation's first record: its header goes with it.
+		m, _ := json.Marshal(j.meta)
+		ops = append(ops, storage.SetOperation(metaKey, m))
+	}
+	if err := j.client.Batch(ctx, ops...); err != nil {
+		return 0, fmt.Errorf("gym processor storage: recording a %s: %w", recordName(kind), err)
+	}
+	j.next++
+	j.bytes += int64(len(b))
+	return seq, nil
+}
+
+func recordName(kind byte) string {
+	switch kind {
+	case recordBatch:
+		return "batch"
+	case recordTick:
+		return "timer tick"
+	}
+	return "record"
+}
+
+// delivered marks record seq's round as handed to the next consumer.
+func (j *journal) delivered(ctx context.Context, gen, seq uint64) error {
+	return j.client.Set(ctx, recordKey(gen, 'd', seq), []byte{1})
+}
+
+// checkpoint writes state as the state after record seq (the last written)
+// and the header that points at it, in one storage batch; then deletes what
+// it replaces. Called under the processor's lock with no round in flight.
+func (j *journal) checkpoint(ctx context.Context, state []byte) error {
+	seq := j.next - 1 // 0 when no record was written yet
+	old := j.meta
+	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First = seq, true, seq+1
+	m, _ := json.Marshal(j.meta)
+	b := encodeRecord(recordCheckpoint, 0, state)
+	if err := j.client.Batch(ctx, storage.SetOperation(recordKey(j.meta.Generation, 'c', seq), b), storage.SetOperation(metaKey, m)); err != nil {
+		j.meta = old
+		return fmt.Errorf("gym processor storage: writing a checkpoint: %w", err)
+	}
+	j.bytes = 0
+	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, seq)
+}
+
+// deleteRange deletes generation gen's checkpoint at cp (if hasCP) and its
+// records and marks from first to last.
+func (j *journal) deleteRange(ctx context.Context, gen, cp uint64, hasCP bool, first, last uint64) error {
+	var ops []*storage.Operation
+	if hasCP {
+		ops = append(ops, storage.DeleteOperation(recordKey(gen, 'c', cp)))
+	}
+	for s := first; s <= last; s++ {
+		ops = append(ops, storage.DeleteOperation(recordKey(gen, 'r', s)), storage.DeleteOperation(recordKey(gen, 'd', s)))
+		if len(ops) >= 1024 {
+			if err := j.client.Batch(ctx, ops...); err != nil {
+				return fmt.Errorf("gym processor storage: deleting replaced records: %w", err)
+			}
+			ops = ops[:0]
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := j.client.Batch(ctx, ops...); err != nil {
+		return fmt.Errorf("gym processor storage: deleting replaced records: %w", err)
+	}
+	return nil
+}
+
+// setAside starts a new generation; the current one stays for inspection,
+// and the one set aside before it is deleted.
+func (j *journal) setAside(ctx context.Context, why string) error {
+	old := j.meta
+	if old.Aside > 0 {
+		j.deleteGeneration(ctx, old.Aside)
+	}
+	j.meta = journalMeta{Format: journalFormat, Generation: old.Generation + 1, First: 1, Aside: old.Generation, AsideWhy: why,
+		Fingerprint: j.fingerprint, Config: j.config}
+	if old.Generation == 0 {
+		// An unreadable header: which generations hold keys is unknown, so
+		// the new one is numbered apart from any (the old keys stay).
+		j.meta.Generation, j.meta.Aside = uint64(time.Now().UnixNano()), 0
+	}
+	j.next = 1
+	m, _ := json.Marshal(j.meta)
+	if err := j.client.Set(ctx, metaKey, m); err != nil {
+		return fmt.Errorf("gym processor storage: setting aside the journal: %w", err)
+	}
+	return nil
+}
+
+// deleteGeneration deletes every key of generation gen when the client can
+// walk its keys (file_storage can); otherwise they stay.
+func (j *journal) deleteGeneration(ctx context.Context, gen uint64) {
+	w, ok := j.client.(storage.Walker)
+	if !ok {
+		return
+	}
+	prefix := fmt.Sprintf("g%d/", gen)
+	_ = w.Walk(ctx, func(key string, _ []byte) ([]*storage.Operation, error) {
+		if len(key) >= len(prefix) && key[:len(prefix)] == prefix {
+			return []*storage.Operation{storage.DeleteOperation(key)}, nil
+		}
+		return nil, nil
+	})
+}
+
+// reset empties the generation after a shutdown that delivered everything:
+// the next start has nothing to replay.
+func (j *journal) reset(ctx context.Context) error {
+	old := j.meta
+	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First = 0, false, j.next
+	m, _ := json.Marshal(j.meta)
+	if err := j.client.Set(ctx, metaKey, m); err != nil {
+		return fmt.Errorf("gym processor storage: %w", err)
+	}
+	j.bytes = 0
+	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, j.next-1)
+}
