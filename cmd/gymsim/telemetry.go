@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,7 +96,7 @@ func newProvider(ctx context.Context, c *config, stderr io.Writer) (*provider, e
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithSpanProcessor(endCounter{&p.ended}),
-		sdktrace.WithBatcher(&countingExporter{SpanExporter: exp, p: p, stderr: stderr, role: c.role}, opts...),
+		sdktrace.WithBatcher(&countingExporter{SpanExporter: exp, p: p, stderr: stderr, role: c.role, unackedPath: unackedPath(c.truth)}, opts...),
 	)
 	return p, nil
 }
@@ -159,19 +160,34 @@ func (e endCounter) OnEnd(sdktrace.ReadOnlySpan)                     { e.n.Add(1
 func (e endCounter) Shutdown(context.Context) error                  { return nil }
 func (e endCounter) ForceFlush(context.Context) error                { return nil }
 
-// countingExporter counts what the OTLP exporter accepted and what failed.
+// countingExporter counts what the OTLP exporter accepted and what failed,
+// and, with a truth file, writes the span ids of every failed export (after
+// the exporter's own retries) to <truth part>.unacked: spans the collector
+// never acknowledged, which a crash test counts apart.
 type countingExporter struct {
 	sdktrace.SpanExporter
-	p      *provider
-	stderr io.Writer
-	role   string
-	logged atomic.Int64
+	p           *provider
+	stderr      io.Writer
+	role        string
+	logged      atomic.Int64
+	unackedPath string
+	mu          sync.Mutex
+}
+
+// unackedPath is where a process with truth part truth lists the spans it
+// could not export ("" without a truth file).
+func unackedPath(truth string) string {
+	if truth == "" {
+		return ""
+	}
+	return truth + ".unacked"
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		e.p.failed.Add(int64(len(spans)))
+		e.recordUnacked(spans)
 		if e.logged.Add(1) <= 5 {
 			fmt.Fprintf(e.stderr, "gymsim %s: exporting %d spans: %v\n", e.role, len(spans), err)
 		}
@@ -179,4 +195,24 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	}
 	e.p.exported.Add(int64(len(spans)))
 	return nil
+}
+
+func (e *countingExporter) recordUnacked(spans []sdktrace.ReadOnlySpan) {
+	if e.unackedPath == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f, err := os.OpenFile(e.unackedPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "gymsim %s: %v\n", e.role, err)
+		return
+	}
+	defer f.Close()
+	var b []byte
+	for _, s := range spans {
+		b = append(b, s.SpanContext().SpanID().String()...)
+		b = append(b, '\n')
+	}
+	_, _ = f.Write(b)
 }
