@@ -1,0 +1,74 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// encodeRoots writes one rollouts.jsonl line per rollout root of the batch
+// (a span with nemo.gym.rollout.id and no parent):
+//
+//	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
+//	 "status","error_count","service_name","name"}
+//
+// error_count is the number of spans of the same (run, rollout) with status
+// ERROR that this exporter has consumed up to and including the root's batch
+// (the root ends last, so normally all of them). Spans arriving after the
+// root are not reflected. The count table is per process and bounded
+// (maxTrackedRollouts rollouts, oldest forgotten first).
+func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
+	if len(b.roots) == 0 {
+		return
+	}
+	fb := b.file(e.cfg.RolloutsFile, fileKindRollouts)
+	for _, idx := range b.roots {
+		ref := b.refs[idx]
+		rs := td.ResourceSpans().At(int(ref.rs))
+		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+		resAttrs := rs.Resource().Attributes()
+		rollout := strAttr(span.Attributes(), attrRolloutID)
+		if rollout == "" {
+			rollout = strAttr(resAttrs, attrRolloutID)
+		}
+		run := strAttr(resAttrs, attrRunID)
+		if run == "" {
+			run = strAttr(span.Attributes(), attrSpanRunID)
+		}
+		n, _ := e.errs.get(rolloutKey(run, rollout))
+		tid, sid := span.TraceID(), span.SpanID()
+		start := len(b.arena)
+		buf := b.arena
+		buf = append(buf, `{"rollout_id":`...)
+		buf = appendJSONString(buf, rollout)
+		buf = append(buf, `,"run_id":`...)
+		buf = appendJSONString(buf, run)
+		buf = append(buf, `,"trace_id":"`...)
+		buf = appendHex(buf, tid[:])
+		buf = append(buf, `","root_span_id":"`...)
+		buf = appendHex(buf, sid[:])
+		buf = append(buf, `","start_time":`...)
+		buf = b.clock.appendConsoleTime(buf, uint64(span.StartTimestamp()))
+		buf = append(buf, `,"end_time":`...)
+		buf = b.clock.appendConsoleTime(buf, uint64(span.EndTimestamp()))
+		buf = append(buf, `,"status":"`...)
+		buf = append(buf, statusName(span.Status().Code())...)
+		buf = append(buf, `","error_count":`...)
+		buf = strconv.AppendInt(buf, int64(n), 10)
+		buf = append(buf, `,"service_name":`...)
+		buf = appendJSONString(buf, serviceOf(resAttrs))
+		buf = append(buf, `,"name":`...)
+		buf = appendJSONString(buf, span.Name())
+		buf = append(buf, '}', '\n')
+		b.arena = buf
+		fb.addSeg(start, len(b.arena))
+		fb.lines++
+		fb.spans = append(fb.spans, idx)
+	}
+}
+
+// rolloutKey identifies a rollout across runs (ids repeat across runs).
+func rolloutKey(run, rollout string) [2]string { return [2]string{run, rollout} }
