@@ -4,6 +4,7 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -56,7 +57,7 @@ type batch struct {
 	byName    map[string]*fileBatch
 	byRollout map[[2]string]rolloutTarget
 	refs      []spanRef
-	roots     []int32
+	roots     []rootRef
 	failed    []bool
 	arena     []byte
 	lineStart int // the current span's encoding in arena
@@ -76,6 +77,7 @@ func (b *batch) reset() {
 	b.files = b.files[:0]
 	clear(b.byName)
 	clear(b.byRollout)
+	clear(b.roots) // let go of the batch's strings
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
 	// Do not keep a huge arena alive between batches.
 	if cap(b.arena) > 16<<20 {
@@ -112,8 +114,6 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
-		run := strAttr(resAttrs, attrRunID)
-		resRollout := strAttr(resAttrs, attrRolloutID)
 		if e.otlp {
 			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource())
 		} else {
@@ -147,28 +147,20 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 				}
 				b.lineEnd = len(b.arena)
-				rollout := strAttr(span.Attributes(), attrRolloutID)
-				if rollout == "" {
-					rollout = resRollout
-				}
-				if rollout != "" {
-					spanRun := run
-					if spanRun == "" {
-						spanRun = strAttr(span.Attributes(), attrSpanRunID)
-					}
+				if run, rollout := rolloutOf(resAttrs, span.Attributes()); rollout != "" {
 					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
-						k := rolloutKey(spanRun, rollout)
+						k := rolloutKey(run, rollout)
 						n, _ := e.errs.get(k)
 						e.errs.put(k, n+1)
 					}
-					if span.ParentSpanID().IsEmpty() && e.cfg.RolloutsFile != "" && !contains(done, e.cfg.RolloutsFile) {
-						b.roots = append(b.roots, idx)
+					if span.ParentSpanID().IsEmpty() && e.cfg.RolloutsFile != "" && !slices.Contains(done, e.cfg.RolloutsFile) {
+						b.roots = append(b.roots, rootRef{idx: idx, run: run, rollout: rollout})
 					}
-					if fb := e.rolloutFile(b, spanRun, rollout); fb != nil && !contains(done, fb.name) {
+					if fb := e.rolloutFile(b, run, rollout); fb != nil && !slices.Contains(done, fb.name) {
 						e.add(b, fb, idx, td)
 					}
 				}
-				if e.cfg.CombinedFile != "" && !contains(done, e.cfg.CombinedFile) {
+				if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
 					e.add(b, b.file(e.cfg.CombinedFile, fileKindCombined), idx, td)
 				}
 			}
@@ -266,15 +258,6 @@ func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {
 	b.arena = closeOTLPGroups(b.arena, fb, td)
 	b.arena = append(b.arena, ']', '}', '\n')
 	fb.addSeg(glue, len(b.arena))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func truncate(s string, n int) string {

@@ -95,6 +95,23 @@ func strAttr(m pcommon.Map, key string) string {
 	return ""
 }
 
+// rolloutOf is a span's (run, rollout) from its resource's and its own
+// attributes: the rollout is the span's rollout attribute, else its
+// resource's (after the gym processor's promote_to_resource); the run is the
+// resource's run attribute, else the span's (newer Gym). Both are "" for a
+// span in no rollout.
+func rolloutOf(res, span pcommon.Map) (run, rollout string) {
+	if rollout = strAttr(span, attrRolloutID); rollout == "" {
+		if rollout = strAttr(res, attrRolloutID); rollout == "" {
+			return "", ""
+		}
+	}
+	if run = strAttr(res, attrRunID); run == "" {
+		run = strAttr(span, attrSpanRunID)
+	}
+	return run, rollout
+}
+
 // serviceOf is the span's service as the gym processor defines it.
 func serviceOf(res pcommon.Map) string {
 	if s := strAttr(res, attrServiceOverride); s != "" {

@@ -111,16 +111,6 @@ func appendOTLPAttrsField(b []byte, lead string, m pcommon.Map) []byte {
 	return appendOTLPAttributes(b, m)
 }
 
-func appendOTLPDropped(b []byte, field string, n uint32) []byte {
-	if n == 0 {
-		return b
-	}
-	b = append(b, `,"`...)
-	b = append(b, field...)
-	b = append(b, `":`...)
-	return strconv.AppendUint(b, uint64(n), 10)
-}
-
 // appendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`; the
 // group is closed by appendOTLPResourceClose.
 func appendOTLPResourceOpen(b []byte, res pcommon.Resource) []byte {

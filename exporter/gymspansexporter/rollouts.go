@@ -9,6 +9,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
+// rootRef is a rollout root of the batch, with the (run, rollout) encode
+// found for it.
+type rootRef struct {
+	idx          int32 // into batch.refs
+	run, rollout string
+}
+
 // encodeRoots writes one rollouts.jsonl line per rollout root of the batch
 // (a span with nemo.gym.rollout.id and no parent):
 //
@@ -25,19 +32,12 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		return
 	}
 	fb := b.file(e.cfg.RolloutsFile, fileKindRollouts)
-	for _, idx := range b.roots {
+	for _, root := range b.roots {
+		idx, run, rollout := root.idx, root.run, root.rollout
 		ref := b.refs[idx]
 		rs := td.ResourceSpans().At(int(ref.rs))
 		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
 		resAttrs := rs.Resource().Attributes()
-		rollout := strAttr(span.Attributes(), attrRolloutID)
-		if rollout == "" {
-			rollout = strAttr(resAttrs, attrRolloutID)
-		}
-		run := strAttr(resAttrs, attrRunID)
-		if run == "" {
-			run = strAttr(span.Attributes(), attrSpanRunID)
-		}
 		n, _ := e.errs.get(rolloutKey(run, rollout))
 		tid, sid := span.TraceID(), span.SpanID()
 		start := len(b.arena)
