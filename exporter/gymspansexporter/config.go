@@ -114,13 +114,13 @@ type ServiceMapConfig struct {
 
 var _ confmap.Validator = (*Config)(nil)
 
-// Validate checks the configuration; every error names its key.
+// Validate checks the configuration; every error names its key. It looks at
+// no file (`otelcol-gym validate` may run on another machine than the
+// collector): Start checks capture_dir.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if strings.TrimSpace(cfg.CaptureDir) == "" {
 		errs = append(errs, errors.New("capture_dir: must not be empty (set it to Gym's model_call_capture_dir)"))
-	} else if err := checkCaptureDir(cfg.CaptureDir); err != nil {
-		errs = append(errs, fmt.Errorf("capture_dir: %w", err))
 	}
 	if err := validateTemplate(cfg.PathTemplate); err != nil {
 		errs = append(errs, fmt.Errorf("path_template: %w", err))
@@ -202,27 +202,4 @@ func parsePerm(s string) (os.FileMode, error) {
 		return 0, fmt.Errorf("%q is not an octal permission such as \"0640\"", s)
 	}
 	return os.FileMode(v), nil
-}
-
-// checkCaptureDir refuses an existing path that is not a directory or cannot
-// be written. A missing directory is fine: Start creates it.
-func checkCaptureDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cannot inspect %q: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%q exists and is not a directory", dir)
-	}
-	probe, err := os.CreateTemp(dir, ".otelcol-gym-probe-*")
-	if err != nil {
-		return fmt.Errorf("%q cannot be written: %w", dir, err)
-	}
-	name := probe.Name()
-	_ = probe.Close()
-	_ = os.Remove(name)
-	return nil
 }

@@ -108,6 +108,9 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 	if err := ensureDir(e.cfg.CaptureDir, e.dirPerm); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
 	}
+	if err := checkWritable(e.cfg.CaptureDir); err != nil {
+		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
+	}
 	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, e.cfg.MaxOpenFiles, e.metrics)
 	if err != nil {
 		return fmt.Errorf("gymspans exporter: %w", err)
@@ -265,4 +268,17 @@ func ensureDir(dir string, perm os.FileMode) error {
 		return err
 	}
 	return os.Chmod(dir, perm)
+}
+
+// checkWritable creates and removes a probe file in dir, so that a capture
+// dir we cannot write (permissions, a read-only mount) fails Start
+// instead of every export.
+func checkWritable(dir string) error {
+	probe, err := os.CreateTemp(dir, ".otelcol-gym-probe-*")
+	if err != nil {
+		return fmt.Errorf("%q cannot be written: %w", dir, err)
+	}
+	name := probe.Name()
+	_ = probe.Close()
+	return os.Remove(name)
 }
