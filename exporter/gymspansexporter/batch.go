@@ -110,6 +110,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
 		b.byRollout = map[[2]string]rolloutTarget{}
 	}
+	unkeyed, mark := 0, "" // spans in a rollout without the rollout attribute
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -147,7 +148,13 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 				}
 				b.lineEnd = len(b.arena)
-				if run, rollout := rolloutOf(resAttrs, span.Attributes()); rollout != "" {
+				run, rollout := e.keys.rolloutOf(resAttrs, span.Attributes())
+				if rollout == "" {
+					if m := e.keys.rolloutMark(resAttrs, span.Attributes()); m != "" {
+						unkeyed, mark = unkeyed+1, m
+					}
+				}
+				if rollout != "" {
 					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
 						k := rolloutKey(run, rollout)
 						n, _ := e.errs.get(k)
@@ -170,6 +177,11 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 		for _, fb := range b.files {
 			e.finishOTLP(b, fb, td)
 		}
+	}
+	if unkeyed > 0 {
+		e.logs.warn("no_rollout_attribute", "spans of a rollout lack the exporter's rollout_attribute: they are in the combined file only, "+
+			"in no rollout file nor rollouts.jsonl; give the gymspans exporter the gym processor's rollout_attribute",
+			zap.String("rollout_attribute", e.cfg.RolloutAttribute), zap.String("seen", mark), zap.Int("spans", unkeyed))
 	}
 }
 

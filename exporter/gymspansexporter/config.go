@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,24 @@ type Config struct {
 	// RolloutsFile receives one line per rollout root written. Empty turns it
 	// off. Default: "rollouts.jsonl".
 	RolloutsFile string `mapstructure:"rollouts_file"`
+
+	// RolloutAttribute names a span's rollout: a span attribute, or a resource
+	// attribute after the gym processor's promote_to_resource. The gym
+	// processor's key of the same name; give both the same value.
+	// Default: "nemo.gym.rollout.id".
+	RolloutAttribute string `mapstructure:"rollout_attribute"`
+
+	// RunAttribute is the resource attribute that names a span's run
+	// ({run_id}, run_id in rollouts.jsonl, the service map's runs); a span
+	// whose resource lacks it is read for nemo.gym.run.id (newer Gym). The
+	// gym processor's key of the same name. Default: "nemo.run.id".
+	RunAttribute string `mapstructure:"run_attribute"`
+
+	// ServiceAttributes are the resource attributes that name a span's
+	// service, first present wins: service_name in rollouts.jsonl and the
+	// service map's services. The gym processor's key of the same name.
+	// Default: [service.name.override, service.name].
+	ServiceAttributes []string `mapstructure:"service_attributes"`
 
 	// Format is "console" (Gym's console JSON plus flat fields, one span per
 	// line) or "otlp_json" (one ExportTraceServiceRequest per line). Default: "console".
@@ -121,6 +140,15 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	if strings.TrimSpace(cfg.CaptureDir) == "" {
 		errs = append(errs, errors.New("capture_dir: must not be empty (set it to Gym's model_call_capture_dir)"))
+	}
+	if strings.TrimSpace(cfg.RolloutAttribute) == "" {
+		errs = append(errs, errors.New("rollout_attribute: must not be empty"))
+	}
+	if strings.TrimSpace(cfg.RunAttribute) == "" {
+		errs = append(errs, errors.New("run_attribute: must not be empty"))
+	}
+	if len(cfg.ServiceAttributes) == 0 || slices.ContainsFunc(cfg.ServiceAttributes, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		errs = append(errs, fmt.Errorf("service_attributes: %q must name at least one resource attribute, and no empty one", cfg.ServiceAttributes))
 	}
 	if err := validateTemplate(cfg.PathTemplate); err != nil {
 		errs = append(errs, fmt.Errorf("path_template: %w", err))

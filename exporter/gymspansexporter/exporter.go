@@ -30,6 +30,7 @@ import (
 // flusher fsyncs. Partial failure and the retry table: retry.go.
 type spansExporter struct {
 	cfg      *Config
+	keys     attrKeys
 	logger   *zap.Logger
 	logs     *logLimiter
 	metrics  *exporterMetrics
@@ -89,6 +90,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 	tmpl.rotated = cfg.CombinedFile
 	return &spansExporter{
 		cfg:      cfg,
+		keys:     keysOf(cfg),
 		logger:   set.Logger,
 		logs:     logs,
 		metrics:  m,

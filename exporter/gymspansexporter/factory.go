@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
@@ -34,6 +35,9 @@ func createDefaultConfig() component.Config {
 		CombinedFile:         "spans.jsonl",
 		Rotation:             RotationConfig{MaxMegabytes: 100, MaxBackups: 10},
 		RolloutsFile:         "rollouts.jsonl",
+		RolloutAttribute:     gymconv.RolloutAttribute,
+		RunAttribute:         gymconv.RunAttribute,
+		ServiceAttributes:    gymconv.DefaultServiceAttributes(),
 		Format:               formatConsole,
 		MaxOpenFiles:         256,
 		FlushInterval:        time.Second,

@@ -6,20 +6,11 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// Attribute names the layout reads.
-const (
-	attrRolloutID       = gymconv.RolloutAttribute
-	attrRunID           = gymconv.RunAttribute     // resource
-	attrSpanRunID       = gymconv.SpanRunAttribute // span, newer Gym
-	attrServiceName     = gymconv.ServiceNameAttribute
-	attrServiceOverride = gymconv.ServiceOverrideAttribute
-	maxFileNameBytes    = 255
-)
+// maxFileNameBytes is NAME_MAX of Linux filesystems.
+const maxFileNameBytes = 255
 
 // pathTemplate renders path_template for a (run, rollout).
 type pathTemplate struct {
@@ -86,36 +77,4 @@ func (pt *pathTemplate) render(run, rollout string) (string, string) {
 		return "", rejectRolloutID
 	}
 	return name, ""
-}
-
-func strAttr(m pcommon.Map, key string) string {
-	if v, ok := m.Get(key); ok && v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	return ""
-}
-
-// rolloutOf is a span's (run, rollout) from its resource's and its own
-// attributes: the rollout is the span's rollout attribute, else its
-// resource's (after the gym processor's promote_to_resource); the run is the
-// resource's run attribute, else the span's (newer Gym). Both are "" for a
-// span in no rollout.
-func rolloutOf(res, span pcommon.Map) (run, rollout string) {
-	if rollout = strAttr(span, attrRolloutID); rollout == "" {
-		if rollout = strAttr(res, attrRolloutID); rollout == "" {
-			return "", ""
-		}
-	}
-	if run = strAttr(res, attrRunID); run == "" {
-		run = strAttr(span, attrSpanRunID)
-	}
-	return run, rollout
-}
-
-// serviceOf is the span's service as the gym processor defines it.
-func serviceOf(res pcommon.Map) string {
-	if s := strAttr(res, attrServiceOverride); s != "" {
-		return s
-	}
-	return strAttr(res, attrServiceName)
 }

@@ -59,7 +59,7 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		buf = append(buf, `","error_count":`...)
 		buf = strconv.AppendInt(buf, int64(n), 10)
 		buf = append(buf, `,"service_name":`...)
-		buf = appendJSONString(buf, serviceOf(resAttrs))
+		buf = appendJSONString(buf, e.keys.serviceOf(resAttrs))
 		buf = append(buf, `,"name":`...)
 		buf = appendJSONString(buf, span.Name())
 		buf = append(buf, '}', '\n')
