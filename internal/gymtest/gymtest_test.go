@@ -6,6 +6,7 @@ package gymtest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,4 +90,16 @@ func TestRolloutModelCalls(t *testing.T) {
 			assert.Equal(t, "0-0/client-model-3", s.Parent)
 		}
 	}
+}
+
+func TestFuzzSeedsReadsWhatGoWrites(t *testing.T) {
+	dir := t.TempDir()
+	want := []byte("\x00\n\xff\"a\\")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("go test fuzz v1\n[]byte("+strconv.Quote(string(want))+")\n"), 0o600))
+	got, err := FuzzSeeds(dir)
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{want}, got)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b"), []byte("go test fuzz v1\nstring(\"x\")\n"), 0o600))
+	_, err = FuzzSeeds(dir)
+	assert.ErrorContains(t, err, "b:")
 }
