@@ -160,7 +160,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 						n, _ := e.errs.get(k)
 						e.errs.put(k, n+1)
 					}
-					if span.ParentSpanID().IsEmpty() && e.cfg.RolloutsFile != "" && !slices.Contains(done, e.cfg.RolloutsFile) {
+					if e.cfg.RolloutsFile != "" && isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
 						b.roots = append(b.roots, rootRef{idx: idx, run: run, rollout: rollout})
 					}
 					if fb := e.rolloutFile(b, run, rollout); fb != nil && !slices.Contains(done, fb.name) {

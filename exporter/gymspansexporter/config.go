@@ -19,6 +19,13 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 )
 
+// Values of rollout_roots: which spans get a rollouts.jsonl line.
+const (
+	rootsAuto       = "auto"
+	rootsMarked     = "marked"
+	rootsParentless = "parentless"
+)
+
 // Output formats of the span files (SPEC §5.2).
 const (
 	formatConsole  = "console"
@@ -46,6 +53,14 @@ type Config struct {
 	// RolloutsFile receives one line per rollout root written. Empty turns it
 	// off. Default: "rollouts.jsonl".
 	RolloutsFile string `mapstructure:"rollouts_file"`
+
+	// RolloutRoots chooses the spans that get a rollouts.jsonl line: "marked"
+	// (the span the gym processor marked nemo.gym.rollout.root, one per
+	// rollout), "parentless" (a span with a rollout id and no parent: the
+	// rule without the gym processor), or "auto" (marked when a gym
+	// processor was created in this collector, else parentless).
+	// Default: "auto".
+	RolloutRoots string `mapstructure:"rollout_roots"`
 
 	// RolloutAttribute names a span's rollout: a span attribute, or a resource
 	// attribute after the gym processor's promote_to_resource. The gym
@@ -140,6 +155,11 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	if strings.TrimSpace(cfg.CaptureDir) == "" {
 		errs = append(errs, errors.New("capture_dir: must not be empty (set it to Gym's model_call_capture_dir)"))
+	}
+	switch cfg.RolloutRoots {
+	case rootsAuto, rootsMarked, rootsParentless:
+	default:
+		errs = append(errs, fmt.Errorf("rollout_roots: %q is not one of %q, %q, %q", cfg.RolloutRoots, rootsAuto, rootsMarked, rootsParentless))
 	}
 	if strings.TrimSpace(cfg.RolloutAttribute) == "" {
 		errs = append(errs, errors.New("rollout_attribute: must not be empty"))

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -29,17 +30,20 @@ import (
 // nil, every line of its batch is in the kernel (a kill -9 loses none); the
 // flusher fsyncs. Partial failure and the retry table: retry.go.
 type spansExporter struct {
-	cfg      *Config
-	keys     attrKeys
-	logger   *zap.Logger
-	logs     *logLimiter
-	metrics  *exporterMetrics
-	tmpl     *pathTemplate
-	rot      *rotation
-	otlp     bool
-	write    sysWrite
-	filePerm os.FileMode
-	dirPerm  os.FileMode
+	cfg     *Config
+	keys    attrKeys
+	logger  *zap.Logger
+	logs    *logLimiter
+	metrics *exporterMetrics
+	tmpl    *pathTemplate
+	rot     *rotation
+	otlp    bool
+	// markedRoots: rollouts.jsonl takes the spans the gym processor marked
+	// as roots (rollout_roots, resolved at start).
+	markedRoots bool
+	write       sysWrite
+	filePerm    os.FileMode
+	dirPerm     os.FileMode
 
 	// observers see every span once it is written; the service-map writer
 	// (service_map.*) plugs in here.
@@ -128,7 +132,18 @@ func (e *spansExporter) start(context.Context, component.Host) error {
 		}
 		e.observers = append(e.observers, sm)
 	}
+	marked := marksRoots(e.cfg.RolloutRoots)
+	if e.cfg.RolloutsFile != "" {
+		rule := "a parentless span with a rollout id"
+		if marked {
+			rule = "the span the gym processor marked " + gymconv.RolloutRootAttribute
+		} else if e.cfg.RolloutRoots == rootsAuto {
+			rule += " (no gym processor in this collector)"
+		}
+		e.logger.Info("rollouts.jsonl: a rollout's root is "+rule, zap.String("rollout_roots", e.cfg.RolloutRoots))
+	}
 	e.mu.Lock()
+	e.markedRoots = marked
 	e.store = store
 	e.stop = make(chan struct{})
 	e.stopped = make(chan struct{})

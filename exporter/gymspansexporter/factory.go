@@ -35,6 +35,7 @@ func createDefaultConfig() component.Config {
 		CombinedFile:         "spans.jsonl",
 		Rotation:             RotationConfig{MaxMegabytes: 100, MaxBackups: 10},
 		RolloutsFile:         "rollouts.jsonl",
+		RolloutRoots:         rootsAuto,
 		RolloutAttribute:     gymconv.RolloutAttribute,
 		RunAttribute:         gymconv.RunAttribute,
 		ServiceAttributes:    gymconv.DefaultServiceAttributes(),

@@ -6,6 +6,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"strconv"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -16,8 +18,31 @@ type rootRef struct {
 	run, rollout string
 }
 
+// gymProcessorCreated reports whether a gym processor was created in this
+// process (tests replace it).
+var gymProcessorCreated = gymconv.RootMarkerCreated
+
+// marksRoots resolves rollout_roots: whether the roots are the spans the gym
+// processor marked, or the parentless ones.
+func marksRoots(rolloutRoots string) bool {
+	return rolloutRoots == rootsMarked || (rolloutRoots == rootsAuto && gymProcessorCreated())
+}
+
+// isRoot reports whether span, which has a rollout, is its rollout's root:
+// marked nemo.gym.rollout.root = true by the gym processor, which decided
+// it; or, with the parentless rule, without a parent (a guess that fails
+// when the split is off, or when a rollout's SERVER spans have no CLIENT
+// parent).
+func isRoot(span ptrace.Span, marked bool) bool {
+	if marked {
+		v, ok := span.Attributes().Get(gymconv.RolloutRootAttribute)
+		return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+	}
+	return span.ParentSpanID().IsEmpty()
+}
+
 // encodeRoots writes one rollouts.jsonl line per rollout root of the batch
-// (a span with nemo.gym.rollout.id and no parent):
+// (isRoot):
 //
 //	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
 //	 "status","error_count","service_name","name"}
