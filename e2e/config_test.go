@@ -174,7 +174,9 @@ func TestEvalSubmitRuns(t *testing.T) {
 }
 
 // TestBadConfigRefused: a bad configuration is refused both by `validate` and
-// at start, with a message that names the offending key.
+// at start, with a message that names the offending key. A capture_dir that
+// cannot be used is refused at start only: `validate` looks at no file (it
+// may run on another machine than the collector).
 func TestBadConfigRefused(t *testing.T) {
 	unwritable := t.TempDir()
 	if os.Geteuid() == 0 {
@@ -187,21 +189,24 @@ func TestBadConfigRefused(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, processor, exporter, wantKey string
+		startOnly                          bool
 	}{
-		{"empty capture_dir", "", `capture_dir: ""`, "capture_dir"},
-		{"capture_dir not writable", "", "capture_dir: " + unwritable, "capture_dir"},
-		{"capture_dir is a file", "", "capture_dir: " + notADir, "capture_dir"},
-		{"zero wait", "wait: 0s", "", "wait"},
-		{"negative settle", "settle: -1s", "", "settle"},
-		{"zero rollout_wait", "rollout_wait: 0s", "", "rollout_wait"},
-		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl"},
-		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval"},
-		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold"},
-		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute"},
-		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir"},
-		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern"},
-		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern"},
-		{"unknown format", "", "format: protobuf", "format"},
+		{"empty capture_dir", "", `capture_dir: ""`, "capture_dir", false},
+		{"capture_dir not writable", "", "capture_dir: " + unwritable, "capture_dir", true},
+		{"capture_dir is a file", "", "capture_dir: " + notADir, "capture_dir", true},
+		{"zero wait", "wait: 0s", "", "wait", false},
+		{"negative settle", "settle: -1s", "", "settle", false},
+		{"zero rollout_wait", "rollout_wait: 0s", "", "rollout_wait", false},
+		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl", false},
+		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval", false},
+		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold", false},
+		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute", false},
+		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir", false},
+		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern", false},
+		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern", false},
+		{"unknown format", "", "format: protobuf", "format", false},
+		{"unknown rollout_roots", "", "rollout_roots: guessed", "rollout_roots", false},
+		{"empty exporter rollout_attribute", "", `rollout_attribute: ""`, "rollout_attribute", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPorts(t)
@@ -232,7 +237,15 @@ service:
       level: none
 `, "")
 			f := writeFile(t, t.TempDir(), "bad.yaml", cfg)
+			if tc.startOnly {
+				if out, err := runCmd(t, time.Minute, nil, collectorBinary(t), "validate", "--config", f); err != nil {
+					t.Errorf("validate looked at capture_dir: %v\n%s", err, out)
+				}
+			}
 			for _, args := range [][]string{{"validate", "--config", f}, {"--config", f}} {
+				if tc.startOnly && args[0] == "validate" {
+					continue
+				}
 				out, err := runCmd(t, time.Minute, nil, collectorBinary(t), args...)
 				if err == nil {
 					t.Errorf("%q accepted the config:\n%s", args, cfg)
