@@ -115,10 +115,11 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
+		names := e.keys.namesOf(resAttrs)
 		if e.otlp {
-			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource())
+			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
 		} else {
-			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl())
+			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
 		}
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {

@@ -99,18 +99,23 @@ func appendConsoleValue(b []byte, v pcommon.Value) []byte {
 
 func appendConsoleMap(b []byte, m pcommon.Map) []byte {
 	b = append(b, '{')
-	first := true
+	n := 0
 	m.Range(func(k string, v pcommon.Value) bool {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		b = appendConsoleValue(b, v)
+		b = appendConsoleEntry(b, n, k, v)
+		n++
 		return true
 	})
 	return append(b, '}')
+}
+
+// appendConsoleEntry writes the i-th key and value of an object.
+func appendConsoleEntry(b []byte, i int, k string, v pcommon.Value) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = appendJSONString(b, k)
+	b = append(b, ':')
+	return appendConsoleValue(b, v)
 }
 
 // appendTraceStateRepr writes Python's repr(TraceState) for a W3C
@@ -197,10 +202,16 @@ func statusName(c ptrace.StatusCode) string {
 }
 
 // appendConsoleResource writes the "resource" value of a console line once
-// per ResourceSpans: {"attributes":{...},"schema_url":"..."}.
-func appendConsoleResource(b []byte, res pcommon.Resource, schemaURL string) []byte {
-	b = append(b, `{"attributes":`...)
-	b = appendConsoleMap(b, res.Attributes())
+// per ResourceSpans: {"attributes":{...},"schema_url":"..."}, the service
+// shown as names says (service.go).
+func appendConsoleResource(b []byte, res pcommon.Resource, schemaURL string, names serviceNames) []byte {
+	b = append(b, `{"attributes":{`...)
+	n := 0
+	names.rangeAttrs(res.Attributes(), func(k string, v pcommon.Value) {
+		b = appendConsoleEntry(b, n, k, v)
+		n++
+	})
+	b = append(b, '}')
 	b = append(b, `,"schema_url":`...)
 	b = appendJSONString(b, schemaURL)
 	return append(b, '}')

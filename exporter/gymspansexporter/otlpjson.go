@@ -80,24 +80,29 @@ func appendOTLPValue(b []byte, v pcommon.Value) []byte {
 // appendOTLPAttributes writes a non-empty map as [{"key":..,"value":{..}},..].
 func appendOTLPAttributes(b []byte, m pcommon.Map) []byte {
 	b = append(b, '[')
-	first := true
+	n := 0
 	m.Range(func(k string, v pcommon.Value) bool {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '{')
-		if k != "" {
-			b = append(b, `"key":`...)
-			b = appendJSONString(b, k)
-			b = append(b, ',')
-		}
-		b = append(b, `"value":`...)
-		b = appendOTLPValue(b, v)
-		b = append(b, '}')
+		b = appendOTLPAttribute(b, n, k, v)
+		n++
 		return true
 	})
 	return append(b, ']')
+}
+
+// appendOTLPAttribute writes the i-th {"key":..,"value":{..}} of a list.
+func appendOTLPAttribute(b []byte, i int, k string, v pcommon.Value) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	if k != "" {
+		b = append(b, `"key":`...)
+		b = appendJSONString(b, k)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":`...)
+	b = appendOTLPValue(b, v)
+	return append(b, '}')
 }
 
 // appendOTLPAttrsField writes `,"attributes":[...]` when m is not empty;
@@ -111,17 +116,28 @@ func appendOTLPAttrsField(b []byte, lead string, m pcommon.Map) []byte {
 	return appendOTLPAttributes(b, m)
 }
 
-// appendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`; the
-// group is closed by appendOTLPResourceClose.
-func appendOTLPResourceOpen(b []byte, res pcommon.Resource) []byte {
+// appendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`, the
+// service shown as names says (service.go); the group is closed by
+// appendOTLPResourceClose.
+func appendOTLPResourceOpen(b []byte, res pcommon.Resource, names serviceNames) []byte {
 	b = append(b, `{"resource":{`...)
-	b = appendOTLPAttrsField(b, "", res.Attributes())
-	if n := res.DroppedAttributesCount(); n != 0 {
-		if res.Attributes().Len() > 0 {
+	n := 0
+	names.rangeAttrs(res.Attributes(), func(k string, v pcommon.Value) {
+		if n == 0 {
+			b = append(b, `"attributes":[`...)
+		}
+		b = appendOTLPAttribute(b, n, k, v)
+		n++
+	})
+	if n > 0 {
+		b = append(b, ']')
+	}
+	if d := res.DroppedAttributesCount(); d != 0 {
+		if n > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `"droppedAttributesCount":`...)
-		b = strconv.AppendUint(b, uint64(n), 10)
+		b = strconv.AppendUint(b, uint64(d), 10)
 	}
 	return append(b, `},"scopeSpans":[`...)
 }
