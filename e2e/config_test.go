@@ -17,6 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // shippedEnv is the environment every shipped config documents, with
@@ -136,10 +140,13 @@ func TestEvalSubmitRuns(t *testing.T) {
 	env := shippedEnv(t, managed.URL)
 	col := startCollector(t, p, env, "--config", onFreePorts(t, "eval-submit.yaml", p))
 
-	tp := newHTTPTracerProvider(t, p.HTTP, "nemo-gym/simple_agent")
-	ids := sendSpans(t, tp, "3-1")
-	if err := tp.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
+	var ids []string
+	for _, svc := range []string{"nemo-gym/simple_agent", "nemo-gym/policy_model"} {
+		tp := newHTTPTracerProvider(t, p.HTTP, svc)
+		ids = append(ids, sendSpans(t, tp, "3-1")...)
+		if err := tp.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := col.stop(); err != nil {
 		t.Fatalf("exit on SIGTERM: %v", err)
@@ -169,6 +176,36 @@ func TestEvalSubmitRuns(t *testing.T) {
 			if !strings.Contains(string(b), id) {
 				t.Errorf("span %s is not in %s", id, f)
 			}
+		}
+	}
+
+	// The seed's recipe on the gymspans files shows each process's own
+	// service, the routing name kept beside it (issue #20); Gym's
+	// file/traces, like the managed backend, gets the resource as Gym's
+	// rendering set it.
+	out, err := runCmd(t, time.Minute, nil, "bash", "-c",
+		`jq -r '[.trace_id, .resource.attributes."service.name", .resource.attributes."service.name.routing", .kind, .name] | @tsv' "$1" | sort`,
+		"recipe", filepath.Join(captureDir, "spans.jsonl"))
+	require.NoError(t, err, out)
+	services := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		require.Len(t, f, 5, "row %q", line)
+		services[f[1]] = true
+		assert.Equal(t, "gym-e2e", f[2], "service.name.routing of %q", line)
+	}
+	assert.Equal(t, map[string]bool{"nemo-gym/simple_agent": true, "nemo-gym/policy_model": true}, services)
+	b, err := os.ReadFile(filepath.Join(jobDir, "otel", "traces.jsonl"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(line))
+		require.NoError(t, err)
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			attrs := td.ResourceSpans().At(i).Resource().Attributes()
+			v, _ := attrs.Get("service.name")
+			assert.Equal(t, "gym-e2e", v.AsString(), "file/traces got the resource unchanged")
+			_, routing := attrs.Get("service.name.routing")
+			assert.False(t, routing, "file/traces got service.name.routing")
 		}
 	}
 }
