@@ -14,7 +14,9 @@
 // Nothing is queued: when pushTraces returns nil every line of its batch is
 // in the kernel; a flusher fsyncs at most every flush_interval. The other
 // files: config.go and factory.go (the component), exporter.go (the glue:
-// state, Start, Shutdown, pushTraces), layout.go (file names from
-// path_template), bounded.go (the bounded tables), json.go and times.go
-// (what both encoders share), metrics.go (the exporter's own metrics).
+// state, Start, Shutdown, pushTraces), attributes.go (the attribute keys a
+// span's rollout, run and service are read from), service.go (the service a
+// line shows), layout.go (file names from path_template), bounded.go (the
+// bounded tables), json.go and times.go (what both encoders share),
+// metrics.go (the exporter's own metrics).
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
