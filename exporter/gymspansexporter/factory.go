@@ -51,8 +51,9 @@ func createDefaultConfig() component.Config {
 			MarkdownFile: "service_map.md",
 		},
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
-		QueueConfig:   configoptional.None[exporterhelper.QueueBatchConfig](),
-		RetryConfig:   retry,
+		// Off, with the collector's defaults for when a user turns it on.
+		QueueConfig: configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+		RetryConfig: retry,
 	}
 }
 
