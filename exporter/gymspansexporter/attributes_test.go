@@ -25,16 +25,10 @@ import (
 // newObservedExporter is newTestExporter with the component logger recorded.
 func newObservedExporter(t *testing.T, mutate func(*Config)) (*spansExporter, *observer.ObservedLogs) {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.CaptureDir = t.TempDir()
-	cfg.ServiceMap.Enabled = false
-	if mutate != nil {
-		mutate(cfg)
-	}
 	core, logs := observer.New(zapcore.WarnLevel)
 	set := exportertest.NewNopSettings(componentType)
 	set.Logger = zap.New(core)
-	e, err := newSpansExporter(set, cfg)
+	e, err := newSpansExporter(set, testConfig(t, mutate))
 	require.NoError(t, err)
 	startExporter(t, e)
 	return e, logs

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"golang.org/x/sys/unix"
 )
@@ -22,14 +22,9 @@ import (
 // TestLoadConfig loads every key of testdata/config.yaml through confmap onto
 // the factory's default, per component ID.
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 	load := func(id component.ID) (*Config, error) {
 		cfg := createDefaultConfig().(*Config)
-		sub, err := cm.Sub(id.String())
-		require.NoError(t, err)
-		require.NoError(t, sub.Unmarshal(cfg))
-		return cfg, cfg.Validate()
+		return cfg, gymtest.LoadConfig(t, filepath.Join("testdata", "config.yaml"), id, cfg)
 	}
 
 	def, err := load(component.NewID(componentType))

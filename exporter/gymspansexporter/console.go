@@ -36,7 +36,6 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"math"
 	"strconv"
 	"strings"
 
@@ -47,16 +46,11 @@ import (
 // appendConsoleDouble writes f as a JSON number that reads back as a float,
 // or as the string "NaN", "Infinity" or "-Infinity".
 func appendConsoleDouble(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(b, `"-Infinity"`...)
-	}
 	start := len(b)
-	b = appendFloat(b, f)
+	b = appendJSONDouble(b, f)
+	if b[start] == '"' {
+		return b // not finite
+	}
 	for _, c := range b[start:] {
 		if c == '.' || c == 'e' {
 			return b

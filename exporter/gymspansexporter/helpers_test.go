@@ -25,12 +25,7 @@ import (
 // the default config first.
 func newTestExporter(t testing.TB, mutate func(*Config)) (*spansExporter, *componenttest.Telemetry) {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.CaptureDir = t.TempDir()
-	cfg.ServiceMap.Enabled = false
-	if mutate != nil {
-		mutate(cfg)
-	}
+	cfg := testConfig(t, mutate)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set := exportertest.NewNopSettings(componentType)
@@ -38,6 +33,18 @@ func newTestExporter(t testing.TB, mutate func(*Config)) (*spansExporter, *compo
 	e, err := newSpansExporter(set, cfg)
 	require.NoError(t, err)
 	return e, tel
+}
+
+// testConfig is the default config on a fresh capture dir, without the
+// service map, adjusted by mutate.
+func testConfig(t testing.TB, mutate func(*Config)) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	cfg.ServiceMap.Enabled = false
+	if mutate != nil {
+		mutate(cfg)
+	}
+	return cfg
 }
 
 func startExporter(t testing.TB, e *spansExporter) {

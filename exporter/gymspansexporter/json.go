@@ -90,6 +90,21 @@ func appendHex(b []byte, id []byte) []byte {
 	return hex.AppendEncode(b, id)
 }
 
+// appendJSONDouble writes f as encoding/json does, and a NaN or ±Inf, which
+// JSON has no number for, as the string "NaN", "Infinity" or "-Infinity"
+// (the proto3 JSON convention).
+func appendJSONDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	return appendFloat(b, f)
+}
+
 // appendFloat formats a finite f as encoding/json does: the shortest
 // representation, in exponent form only for very small or large values.
 func appendFloat(b []byte, f float64) []byte {

@@ -12,24 +12,11 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"encoding/base64"
-	"math"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-func appendOTLPDouble(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(b, `"-Infinity"`...)
-	}
-	return appendFloat(b, f)
-}
 
 func appendOTLPValue(b []byte, v pcommon.Value) []byte {
 	switch v.Type() {
@@ -45,7 +32,7 @@ func appendOTLPValue(b []byte, v pcommon.Value) []byte {
 		b = append(b, '"')
 	case pcommon.ValueTypeDouble:
 		b = append(b, `{"doubleValue":`...)
-		b = appendOTLPDouble(b, v.Double())
+		b = appendJSONDouble(b, v.Double())
 	case pcommon.ValueTypeBytes:
 		b = append(b, `{"bytesValue":"`...)
 		b = base64.StdEncoding.AppendEncode(b, v.Bytes().AsRaw())

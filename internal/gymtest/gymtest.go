@@ -1,7 +1,8 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package gymtest builds Gym-shaped OTLP traces for tests and benchmarks:
+// Package gymtest is what the tests of several packages share. It builds
+// Gym-shaped OTLP traces for tests and benchmarks:
 // spans described by name (Span, their ids derived from the names) sent by
 // processes (Process, one resource each), and Gym's default preset of a
 // rollout (Rollout, gym.go) as NeMo Gym emits it. Build turns the
