@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -204,17 +205,7 @@ func classify(reqs []ptrace.Traces) map[uint64]uint8 {
 
 func eachSpan(reqs []ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
 	for _, td := range reqs {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			rs := rss.At(i)
-			sss := rs.ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				ss := sss.At(j).Spans()
-				for k := 0; k < ss.Len(); k++ {
-					f(rs.Resource(), ss.At(k))
-				}
-			}
-		}
+		gymtest.EachSpan(td, f)
 	}
 }
 

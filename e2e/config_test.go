@@ -17,6 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // shippedEnv is the environment every shipped config documents, with
@@ -136,10 +140,13 @@ func TestEvalSubmitRuns(t *testing.T) {
 	env := shippedEnv(t, managed.URL)
 	col := startCollector(t, p, env, "--config", onFreePorts(t, "eval-submit.yaml", p))
 
-	tp := newHTTPTracerProvider(t, p.HTTP, "nemo-gym/simple_agent")
-	ids := sendSpans(t, tp, "3-1")
-	if err := tp.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
+	var ids []string
+	for _, svc := range []string{"nemo-gym/simple_agent", "nemo-gym/policy_model"} {
+		tp := newHTTPTracerProvider(t, p.HTTP, svc)
+		ids = append(ids, sendSpans(t, tp, "3-1")...)
+		if err := tp.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := col.stop(); err != nil {
 		t.Fatalf("exit on SIGTERM: %v", err)
@@ -171,10 +178,42 @@ func TestEvalSubmitRuns(t *testing.T) {
 			}
 		}
 	}
+
+	// The seed's recipe on the gymspans files shows each process's own
+	// service, the routing name kept beside it (issue #20); Gym's
+	// file/traces, like the managed backend, gets the resource as Gym's
+	// rendering set it.
+	out, err := runCmd(t, time.Minute, nil, "bash", "-c",
+		`jq -r '[.trace_id, .resource.attributes."service.name", .resource.attributes."service.name.routing", .kind, .name] | @tsv' "$1" | sort`,
+		"recipe", filepath.Join(captureDir, "spans.jsonl"))
+	require.NoError(t, err, out)
+	services := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		require.Len(t, f, 5, "row %q", line)
+		services[f[1]] = true
+		assert.Equal(t, "gym-e2e", f[2], "service.name.routing of %q", line)
+	}
+	assert.Equal(t, map[string]bool{"nemo-gym/simple_agent": true, "nemo-gym/policy_model": true}, services)
+	b, err := os.ReadFile(filepath.Join(jobDir, "otel", "traces.jsonl"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(line))
+		require.NoError(t, err)
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			attrs := td.ResourceSpans().At(i).Resource().Attributes()
+			v, _ := attrs.Get("service.name")
+			assert.Equal(t, "gym-e2e", v.AsString(), "file/traces got the resource unchanged")
+			_, routing := attrs.Get("service.name.routing")
+			assert.False(t, routing, "file/traces got service.name.routing")
+		}
+	}
 }
 
 // TestBadConfigRefused: a bad configuration is refused both by `validate` and
-// at start, with a message that names the offending key.
+// at start, with a message that names the offending key. A capture_dir that
+// cannot be used is refused at start only: `validate` looks at no file (it
+// may run on another machine than the collector).
 func TestBadConfigRefused(t *testing.T) {
 	unwritable := t.TempDir()
 	if os.Geteuid() == 0 {
@@ -187,21 +226,24 @@ func TestBadConfigRefused(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, processor, exporter, wantKey string
+		startOnly                          bool
 	}{
-		{"empty capture_dir", "", `capture_dir: ""`, "capture_dir"},
-		{"capture_dir not writable", "", "capture_dir: " + unwritable, "capture_dir"},
-		{"capture_dir is a file", "", "capture_dir: " + notADir, "capture_dir"},
-		{"zero wait", "wait: 0s", "", "wait"},
-		{"negative settle", "settle: -1s", "", "settle"},
-		{"zero rollout_wait", "rollout_wait: 0s", "", "rollout_wait"},
-		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl"},
-		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval"},
-		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold"},
-		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute"},
-		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir"},
-		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern"},
-		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern"},
-		{"unknown format", "", "format: protobuf", "format"},
+		{"empty capture_dir", "", `capture_dir: ""`, "capture_dir", false},
+		{"capture_dir not writable", "", "capture_dir: " + unwritable, "capture_dir", true},
+		{"capture_dir is a file", "", "capture_dir: " + notADir, "capture_dir", true},
+		{"zero wait", "wait: 0s", "", "wait", false},
+		{"negative settle", "settle: -1s", "", "settle", false},
+		{"zero rollout_wait", "rollout_wait: 0s", "", "rollout_wait", false},
+		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl", false},
+		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval", false},
+		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold", false},
+		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute", false},
+		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir", false},
+		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern", false},
+		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern", false},
+		{"unknown format", "", "format: protobuf", "format", false},
+		{"unknown rollout_roots", "", "rollout_roots: guessed", "rollout_roots", false},
+		{"empty exporter rollout_attribute", "", `rollout_attribute: ""`, "rollout_attribute", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPorts(t)
@@ -232,7 +274,15 @@ service:
       level: none
 `, "")
 			f := writeFile(t, t.TempDir(), "bad.yaml", cfg)
+			if tc.startOnly {
+				if out, err := runCmd(t, time.Minute, nil, collectorBinary(t), "validate", "--config", f); err != nil {
+					t.Errorf("validate looked at capture_dir: %v\n%s", err, out)
+				}
+			}
 			for _, args := range [][]string{{"validate", "--config", f}, {"--config", f}} {
+				if tc.startOnly && args[0] == "validate" {
+					continue
+				}
 				out, err := runCmd(t, time.Minute, nil, collectorBinary(t), args...)
 				if err == nil {
 					t.Errorf("%q accepted the config:\n%s", args, cfg)

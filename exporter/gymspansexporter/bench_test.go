@@ -196,7 +196,7 @@ func BenchmarkEncode(b *testing.B) {
 				for j := 0; j < rss.Len(); j++ {
 					rs := rss.At(j)
 					if !otlp {
-						res = appendConsoleResource(res[:0], rs.Resource(), rs.SchemaUrl())
+						res = appendConsoleResource(res[:0], rs.Resource(), rs.SchemaUrl(), serviceNames{})
 					}
 					for k := 0; k < rs.ScopeSpans().Len(); k++ {
 						ss := rs.ScopeSpans().At(k)

@@ -269,3 +269,36 @@ func TestBinaryDiskFull(t *testing.T) {
 		assert.True(t, len(data) == 0 || data[len(data)-1] == '\n', "%s has no partial line", f)
 	}
 }
+
+// TestBinaryValidateWritesNothing: `otelcol-gym validate` on a config with
+// gymspans writes nowhere (issue #20): an existing capture dir gains no file
+// and keeps its mtime, a missing one is not created.
+func TestBinaryValidateWritesNothing(t *testing.T) {
+	bin := collectorBinary(t)
+	existing := t.TempDir()
+	require.NoError(t, os.Chtimes(existing, oldTime, oldTime))
+	missing := filepath.Join(t.TempDir(), "captures")
+	cfg := fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:0
+exporters:
+  gymspans:
+    capture_dir: %q
+  gymspans/missing:
+    capture_dir: %q
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [gymspans, gymspans/missing]
+`, existing, missing)
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
+	out, err := exec.Command(bin, "validate", "--config", cfgPath).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assertUntouched(t, existing)
+	_, err = os.Stat(missing)
+	assert.ErrorIs(t, err, os.ErrNotExist, "validate created the missing capture dir")
+}

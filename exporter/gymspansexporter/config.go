@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,13 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+// Values of rollout_roots: which spans get a rollouts.jsonl line.
+const (
+	rootsAuto       = "auto"
+	rootsMarked     = "marked"
+	rootsParentless = "parentless"
 )
 
 // Output formats of the span files (SPEC §5.2).
@@ -45,6 +53,32 @@ type Config struct {
 	// RolloutsFile receives one line per rollout root written. Empty turns it
 	// off. Default: "rollouts.jsonl".
 	RolloutsFile string `mapstructure:"rollouts_file"`
+
+	// RolloutRoots chooses the spans that get a rollouts.jsonl line: "marked"
+	// (the span the gym processor marked nemo.gym.rollout.root, one per
+	// rollout), "parentless" (a span with a rollout id and no parent: the
+	// rule without the gym processor), or "auto" (marked when a gym
+	// processor was created in this collector, else parentless).
+	// Default: "auto".
+	RolloutRoots string `mapstructure:"rollout_roots"`
+
+	// RolloutAttribute names a span's rollout: a span attribute, or a resource
+	// attribute after the gym processor's promote_to_resource. The gym
+	// processor's key of the same name; give both the same value.
+	// Default: "nemo.gym.rollout.id".
+	RolloutAttribute string `mapstructure:"rollout_attribute"`
+
+	// RunAttribute is the resource attribute that names a span's run
+	// ({run_id}, run_id in rollouts.jsonl, the service map's runs); a span
+	// whose resource lacks it is read for nemo.gym.run.id (newer Gym). The
+	// gym processor's key of the same name. Default: "nemo.run.id".
+	RunAttribute string `mapstructure:"run_attribute"`
+
+	// ServiceAttributes are the resource attributes that name a span's
+	// service, first present wins: service_name in rollouts.jsonl and the
+	// service map's services. The gym processor's key of the same name.
+	// Default: [service.name.override, service.name].
+	ServiceAttributes []string `mapstructure:"service_attributes"`
 
 	// Format is "console" (Gym's console JSON plus flat fields, one span per
 	// line) or "otlp_json" (one ExportTraceServiceRequest per line). Default: "console".
@@ -114,13 +148,27 @@ type ServiceMapConfig struct {
 
 var _ confmap.Validator = (*Config)(nil)
 
-// Validate checks the configuration; every error names its key.
+// Validate checks the configuration; every error names its key. It looks at
+// no file (`otelcol-gym validate` may run on another machine than the
+// collector): Start checks capture_dir.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if strings.TrimSpace(cfg.CaptureDir) == "" {
 		errs = append(errs, errors.New("capture_dir: must not be empty (set it to Gym's model_call_capture_dir)"))
-	} else if err := checkCaptureDir(cfg.CaptureDir); err != nil {
-		errs = append(errs, fmt.Errorf("capture_dir: %w", err))
+	}
+	switch cfg.RolloutRoots {
+	case rootsAuto, rootsMarked, rootsParentless:
+	default:
+		errs = append(errs, fmt.Errorf("rollout_roots: %q is not one of %q, %q, %q", cfg.RolloutRoots, rootsAuto, rootsMarked, rootsParentless))
+	}
+	if strings.TrimSpace(cfg.RolloutAttribute) == "" {
+		errs = append(errs, errors.New("rollout_attribute: must not be empty"))
+	}
+	if strings.TrimSpace(cfg.RunAttribute) == "" {
+		errs = append(errs, errors.New("run_attribute: must not be empty"))
+	}
+	if len(cfg.ServiceAttributes) == 0 || slices.ContainsFunc(cfg.ServiceAttributes, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		errs = append(errs, fmt.Errorf("service_attributes: %q must name at least one resource attribute, and no empty one", cfg.ServiceAttributes))
 	}
 	if err := validateTemplate(cfg.PathTemplate); err != nil {
 		errs = append(errs, fmt.Errorf("path_template: %w", err))
@@ -202,27 +250,4 @@ func parsePerm(s string) (os.FileMode, error) {
 		return 0, fmt.Errorf("%q is not an octal permission such as \"0640\"", s)
 	}
 	return os.FileMode(v), nil
-}
-
-// checkCaptureDir refuses an existing path that is not a directory or cannot
-// be written. A missing directory is fine: Start creates it.
-func checkCaptureDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cannot inspect %q: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%q exists and is not a directory", dir)
-	}
-	probe, err := os.CreateTemp(dir, ".otelcol-gym-probe-*")
-	if err != nil {
-		return fmt.Errorf("%q cannot be written: %w", dir, err)
-	}
-	name := probe.Name()
-	_ = probe.Close()
-	_ = os.Remove(name)
-	return nil
 }

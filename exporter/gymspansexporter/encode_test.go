@@ -21,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -131,7 +132,28 @@ func TestOTLPJSONRoundTrip(t *testing.T) {
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), in))
 
-	// Expected: the input spans, each as a one-span Traces, keyed by span id.
+	// Expected: the input spans, each as a one-span Traces, keyed by span id,
+	// a resource with service.name.override showing it as service.name and
+	// the routing name as service.name.routing, right after it.
+	shown := ptrace.NewTraces()
+	in.CopyTo(shown)
+	for i := 0; i < shown.ResourceSpans().Len(); i++ {
+		attrs := shown.ResourceSpans().At(i).Resource().Attributes()
+		override, ok := attrs.Get(gymconv.ServiceOverrideAttribute)
+		if !ok {
+			continue
+		}
+		shownAttrs := pcommon.NewMap()
+		attrs.Range(func(k string, v pcommon.Value) bool {
+			if k == gymconv.ServiceNameAttribute {
+				shownAttrs.PutStr(k, override.Str())
+				k = gymconv.RoutingServiceAttribute
+			}
+			v.CopyTo(shownAttrs.PutEmpty(k))
+			return true
+		})
+		shownAttrs.CopyTo(attrs)
+	}
 	flat := func(td ptrace.Traces) map[string]string {
 		out := map[string]string{}
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
@@ -156,7 +178,7 @@ func TestOTLPJSONRoundTrip(t *testing.T) {
 		}
 		return out
 	}
-	want := flat(in)
+	want := flat(shown)
 	read := func(name string) map[string]string {
 		lines := readLines(t, filepath.Join(e.cfg.CaptureDir, name))
 		require.Len(t, lines, 1, "one request per file per batch")
@@ -217,7 +239,7 @@ func TestConsoleMatchesPythonShape(t *testing.T) {
 	span.Attributes().PutStr("nemo.gym.server.name", "example_single_tool_call")
 	span.Attributes().PutStr("nemo.gym.rollout.id", "0-0")
 
-	res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
+	res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl(), serviceNames{})
 	scope := appendConsoleScope(nil, ss.Scope())
 	line := appendConsoleSpan(nil, span, res, scope, nil)
 	require.Equal(t, byte('\n'), line[len(line)-1])
@@ -510,7 +532,7 @@ func TestEncodersProperty(t *testing.T) {
 		l := span.Links().AppendEmpty()
 		drawValue(t, l.Attributes().PutEmpty("l"), 1)
 
-		res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl())
+		res := appendConsoleResource(nil, rs.Resource(), rs.SchemaUrl(), serviceNames{})
 		scope := appendConsoleScope(nil, ss.Scope())
 		for _, line := range [][]byte{
 			appendConsoleSpan(nil, span, res, scope, nil),
@@ -522,7 +544,7 @@ func TestEncodersProperty(t *testing.T) {
 		}
 		var req []byte
 		req = append(req, `{"resourceSpans":[`...)
-		req = appendOTLPResourceOpen(req, rs.Resource())
+		req = appendOTLPResourceOpen(req, rs.Resource(), serviceNames{})
 		req = appendOTLPScopeOpen(req, ss.Scope())
 		req = appendOTLPSpan(req, span, nil)
 		req = appendOTLPScopeClose(req, ss.SchemaUrl())

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
@@ -34,6 +35,10 @@ func createDefaultConfig() component.Config {
 		CombinedFile:         "spans.jsonl",
 		Rotation:             RotationConfig{MaxMegabytes: 100, MaxBackups: 10},
 		RolloutsFile:         "rollouts.jsonl",
+		RolloutRoots:         rootsAuto,
+		RolloutAttribute:     gymconv.RolloutAttribute,
+		RunAttribute:         gymconv.RunAttribute,
+		ServiceAttributes:    gymconv.DefaultServiceAttributes(),
 		Format:               formatConsole,
 		MaxOpenFiles:         256,
 		FlushInterval:        time.Second,
@@ -46,8 +51,9 @@ func createDefaultConfig() component.Config {
 			MarkdownFile: "service_map.md",
 		},
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
-		QueueConfig:   configoptional.None[exporterhelper.QueueBatchConfig](),
-		RetryConfig:   retry,
+		// Off, with the collector's defaults for when a user turns it on.
+		QueueConfig: configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+		RetryConfig: retry,
 	}
 }
 

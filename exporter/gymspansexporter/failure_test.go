@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -93,7 +94,7 @@ func expectedFiles(td ptrace.Traces) map[string]map[string]int {
 			s := ss.At(k)
 			sid := s.SpanID().String()
 			want["spans.jsonl"][sid] = 1
-			rid := strAttr(s.Attributes(), attrRolloutID)
+			rid := strAttr(s.Attributes(), gymconv.RolloutAttribute)
 			f := rid + ".spans.jsonl"
 			if want[f] == nil {
 				want[f] = map[string]int{}

@@ -34,6 +34,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // flush_interval as for the file being written. Shutdown fsyncs everything.
 
 import (
+	"bytes"
 	"container/list"
 	"errors"
 	"fmt"
@@ -106,6 +107,10 @@ func (w *writeChunks) next() ([][]byte, int) {
 	return w.scratch, n
 }
 
+// defaultWrite is writev(2) with the iovecs on the stack. Not unix.Writev:
+// that heap-allocates its iovec slice whenever a call has more than 8
+// buffers, as an OTLP/JSON file's append usually has (see allocs/op of
+// BenchmarkExport/gymspans_otlp_json), and hands EINTR back.
 func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
 	var scratch [iovMax]unix.Iovec
 	vec := scratch[:0]
@@ -516,7 +521,7 @@ func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
 		if _, err := unix.Pread(h.fd, chunk, start); err != nil {
 			return size, fmt.Errorf("read tail of %q: %w", h.name, err)
 		}
-		if i := lastIndexByte(chunk, '\n'); i >= 0 {
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
 			keep = start + int64(i) + 1
 			break
 		}
@@ -527,15 +532,6 @@ func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
 	}
 	s.obs.tornTailCut(h.name)
 	return keep, nil
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // backupLayout is "<stem>-<UTC time>.<ext>" for "<stem>.<ext>".

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -217,7 +218,7 @@ func testOpenFilesBounded(t *testing.T, syncfsAbove int) {
 				if k == 1 {
 					s.SetParentSpanID([8]byte{1, byte(r >> 16), byte(r >> 8), byte(r)})
 				}
-				s.Attributes().PutStr(attrRolloutID, fmt.Sprintf("r%05d", r))
+				s.Attributes().PutStr(gymconv.RolloutAttribute, fmt.Sprintf("r%05d", r))
 			}
 		}
 		require.NoError(t, e.pushTraces(context.Background(), td))
@@ -336,7 +337,7 @@ func TestManyLinesPerFile(t *testing.T) {
 		s.SetTraceID([16]byte{byte(i % 2)})
 		s.SetSpanID([8]byte{byte(i >> 16), byte(i >> 8), byte(i), 1})
 		s.SetParentSpanID([8]byte{9})
-		s.Attributes().PutStr(attrRolloutID, fmt.Sprintf("r%d", i%2))
+		s.Attributes().PutStr(gymconv.RolloutAttribute, fmt.Sprintf("r%d", i%2))
 	}
 	calls := 0
 	e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = "" })

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
 
 // Fuzz targets of issue #8 on the exporter side. The string encoder has its
@@ -197,11 +198,23 @@ func FuzzExportRolloutID(f *testing.F) {
 	})
 }
 
+// hostileCorpus is the gym processor's seed corpus of hostile shapes
+// (cycles, self-parents, zero and duplicate ids, deep chains), written by its
+// TestGenFuzzCorpus: one copy seeds both packages' OTLP fuzz targets.
+var hostileCorpus = filepath.Join("..", "..", "processor", "gymprocessor", "testdata", "fuzz", "FuzzProcessOTLP")
+
 // FuzzExportOTLP: any OTLP protobuf request body pdata accepts is written as
 // one valid JSON line per span (SPEC §5.2), and nothing appears outside
 // capture_dir. Seeds: testdata/format_all_types.json, the golden inputs of
-// ../../testdata and testdata/fuzz/FuzzExportOTLP.
+// ../../testdata and hostileCorpus.
 func FuzzExportOTLP(f *testing.F) {
+	hostile, err := gymtest.FuzzSeeds(hostileCorpus)
+	if err != nil || len(hostile) == 0 {
+		f.Fatalf("seeds of %s: %v (%d)", hostileCorpus, err, len(hostile))
+	}
+	for _, pb := range hostile {
+		f.Add(pb)
+	}
 	inputs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "input.json"))
 	inputs = append(inputs, filepath.Join("testdata", "format_all_types.json"))
 	for _, in := range inputs {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -120,7 +121,7 @@ func TestHostileRolloutIDsStayInside(t *testing.T) {
 			after := walkFiles(t, root)
 			var created []string
 			for _, p := range after {
-				if !contains(before, p) {
+				if !slices.Contains(before, p) {
 					created = append(created, p)
 				}
 			}

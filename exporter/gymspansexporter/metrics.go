@@ -33,6 +33,19 @@ const (
 	fileKindRollouts = "rollouts"
 )
 
+// fileKinds indexes the per-kind counts of a batch.
+
+var fileKinds = [3]string{fileKindRollout, fileKindCombined, fileKindRollouts}
+
+func fileKindIndex(kind string) int {
+	for i, k := range fileKinds {
+		if k == kind {
+			return i
+		}
+	}
+	return 0
+}
+
 // Values of the "reason" attribute of rejected_spans: why a span with a
 // rollout id went to the combined file only.
 const (

@@ -26,10 +26,12 @@ func newServiceMapObserver(cfg *Config, logger *zap.Logger) (*serviceMapObserver
 		return nil, err
 	}
 	m, err := servicemap.New(cfg.CaptureDir, servicemap.Options{
-		JSONFile:     cfg.ServiceMap.JSONFile,
-		MarkdownFile: cfg.ServiceMap.MarkdownFile,
-		FileMode:     filePerm,
-		Logger:       logger,
+		JSONFile:          cfg.ServiceMap.JSONFile,
+		MarkdownFile:      cfg.ServiceMap.MarkdownFile,
+		FileMode:          filePerm,
+		Logger:            logger,
+		ServiceAttributes: cfg.ServiceAttributes,
+		RunAttribute:      cfg.RunAttribute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("service_map: %w", err)

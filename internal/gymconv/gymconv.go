@@ -8,6 +8,8 @@
 // their configurable keys' defaults from here.
 package gymconv // import "github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 
+import "go.opentelemetry.io/collector/pdata/pcommon"
+
 // Span attributes.
 const (
 	// RolloutAttribute names a span's rollout. Gym sets it where its rollout
@@ -18,6 +20,10 @@ const (
 	// RolloutRootAttribute marks the one span the gym processor decided is
 	// its rollout's root (the root of the rollout's own trace).
 	RolloutRootAttribute = "nemo.gym.rollout.root"
+	// OriginalTraceAttribute is the trace id (hex) a span had before the gym
+	// processor gave its rollout a trace of its own; only spans of a rollout
+	// carry it.
+	OriginalTraceAttribute = "nemo.gym.original_trace_id"
 )
 
 // Span names Gym gives its own spans.
@@ -72,6 +78,20 @@ const URLPrefix = "ng-rollout"
 // service, first present wins. A new slice each call: configs own theirs.
 func DefaultServiceAttributes() []string {
 	return []string{ServiceOverrideAttribute, ServiceNameAttribute}
+}
+
+// Service is the service of a resource with attributes res, as every
+// component names it: the value, as text, of the first of serviceAttributes
+// present on it with a non-empty one; "" when none is.
+func Service(res pcommon.Map, serviceAttributes []string) string {
+	for _, name := range serviceAttributes {
+		if v, ok := res.Get(name); ok {
+			if s := v.AsString(); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 // DefaultURLAttributes are the span attributes searched, first present wins,

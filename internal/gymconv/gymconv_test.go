@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // The hand-written matcher is the anchored pattern.
@@ -52,5 +54,39 @@ func TestServesRollouts(t *testing.T) {
 		if got := ServesRollouts(typ); got != want {
 			t.Errorf("ServesRollouts(%q) = %v, want %v", typ, got, want)
 		}
+	}
+}
+
+func TestServiceFirstPresentWins(t *testing.T) {
+	res := pcommon.NewMap()
+	res.PutStr(ServiceNameAttribute, "gym-bench")
+	attrs := DefaultServiceAttributes()
+	if got := Service(res, attrs); got != "gym-bench" {
+		t.Errorf("without an override: %q", got)
+	}
+	res.PutStr(ServiceOverrideAttribute, "")
+	if got := Service(res, attrs); got != "gym-bench" {
+		t.Errorf("an empty override is not present: %q", got)
+	}
+	res.PutStr(ServiceOverrideAttribute, "nemo-gym/policy_model")
+	if got := Service(res, attrs); got != "nemo-gym/policy_model" {
+		t.Errorf("the override comes first: %q", got)
+	}
+	res.PutInt("svc.id", 7)
+	if got := Service(res, []string{"svc.id", ServiceNameAttribute}); got != "7" {
+		t.Errorf("a non-string value is read as text: %q", got)
+	}
+	if got := Service(res, []string{"absent"}); got != "" {
+		t.Errorf("none present: %q", got)
+	}
+}
+
+func TestRootMarkerRegistry(t *testing.T) {
+	if RootMarkerCreated() {
+		t.Fatal("no root marker was created yet")
+	}
+	NoteRootMarker()
+	if !RootMarkerCreated() {
+		t.Fatal("NoteRootMarker was called")
 	}
 }

@@ -163,15 +163,10 @@ func (m *Map) learn(run, address, service string) {
 	m.addrsGen++
 }
 
-// resourceString is the first attribute of names present with a non-empty
-// value on the resource, or "".
-func resourceString(attrs pcommon.Map, names []string) string {
-	for _, name := range names {
-		if v, ok := attrs.Get(name); ok {
-			if s := v.AsString(); s != "" {
-				return s
-			}
-		}
+// runOf is the run the resource attribute runAttr names, or "".
+func runOf(attrs pcommon.Map, runAttr string) string {
+	if v, ok := attrs.Get(runAttr); ok {
+		return v.AsString()
 	}
 	return ""
 }

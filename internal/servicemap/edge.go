@@ -61,21 +61,11 @@ func EdgeFromSpan(span ptrace.Span, resource pcommon.Resource, serviceAttrs []st
 		runAttr = DefaultRunAttribute
 	}
 	attrs := resource.Attributes()
-	var client string
-	for _, name := range serviceAttrs {
-		if v, ok := attrs.Get(name); ok {
-			if client = v.AsString(); client != "" {
-				break
-			}
-		}
-	}
+	client := gymconv.Service(attrs, serviceAttrs)
 	if client == "" || client == server {
 		return Edge{}, false
 	}
-	var run string
-	if v, ok := attrs.Get(runAttr); ok {
-		run = v.AsString()
-	}
+	run := runOf(attrs, runAttr)
 	var latency time.Duration
 	if start, end := span.StartTimestamp(), span.EndTimestamp(); end > start {
 		latency = time.Duration(min(uint64(end-start), math.MaxInt64))

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -179,8 +180,8 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 	if span.Kind() == ptrace.SpanKindServer {
 		if addr := serverAddress(span.Attributes()); addr != "" {
 			attrs := resource.Attributes()
-			if svc := resourceString(attrs, m.opts.ServiceAttributes); svc != "" {
-				m.learn(resourceString(attrs, []string{m.opts.RunAttribute}), addr, svc)
+			if svc := gymconv.Service(attrs, m.opts.ServiceAttributes); svc != "" {
+				m.learn(runOf(attrs, m.opts.RunAttribute), addr, svc)
 			}
 		}
 		return false

@@ -1,0 +1,281 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"slices"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+)
+
+// A push's batch: every span encoded once into one arena, and each file's
+// share of it (per-rollout file, combined file, rollouts.jsonl) as ranges of
+// that arena, grouped for OTLP/JSON into one request per file.
+
+// spanRef locates a span of the batch in its Traces.
+type spanRef struct {
+	rs, ss, sp int32
+	retried    bool // the retry table had it: some files already hold its line
+}
+
+// fileBatch is the bytes one file gets from one batch.
+type fileBatch struct {
+	name  string
+	kind  string
+	segs  []segment // the file's bytes, in order, as ranges of batch.arena
+	size  int
+	lines int
+	spans []int32 // indexes into batch.refs
+	ok    bool
+	err   error // of the append
+	// OTLP/JSON assembly: the ResourceSpans and ScopeSpans open in buf.
+	rs, ss int32
+}
+
+// segment is a range of batch.arena.
+type segment struct{ start, end int }
+
+func (fb *fileBatch) addSeg(start, end int) {
+	if n := len(fb.segs); n > 0 && fb.segs[n-1].end == start {
+		fb.segs[n-1].end = end
+	} else {
+		fb.segs = append(fb.segs, segment{start, end})
+	}
+	fb.size += end - start
+}
+
+// batch is the per-push scratch state, reused across pushes. Every line is
+// encoded once into arena; a file's bytes are segments of it, written with
+// writev, so a line shared by a rollout's file and the combined file is
+// never copied (and the combined file's lines are one segment).
+type batch struct {
+	files     []*fileBatch
+	free      []*fileBatch
+	byName    map[string]*fileBatch
+	byRollout map[[2]string]rolloutTarget
+	refs      []spanRef
+	roots     []rootRef
+	failed    []bool
+	arena     []byte
+	lineStart int // the current span's encoding in arena
+	lineEnd   int
+	res       []byte
+	scope     []byte
+	clock     timeCache
+	wake      chan bool // groupCommit: false when written, true to become the writer
+}
+
+func (b *batch) reset() {
+	for _, fb := range b.files {
+		fb.segs, fb.spans = fb.segs[:0], fb.spans[:0]
+		fb.size, fb.lines, fb.ok, fb.err = 0, 0, false, nil
+		b.free = append(b.free, fb)
+	}
+	b.files = b.files[:0]
+	clear(b.byName)
+	clear(b.byRollout)
+	clear(b.roots) // let go of the batch's strings
+	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
+	// Do not keep a huge arena alive between batches.
+	if cap(b.arena) > 16<<20 {
+		b.arena = nil
+	}
+	b.arena = b.arena[:0]
+}
+
+func (b *batch) file(name, kind string) *fileBatch {
+	if fb := b.byName[name]; fb != nil {
+		return fb
+	}
+	var fb *fileBatch
+	if n := len(b.free); n > 0 {
+		fb, b.free = b.free[n-1], b.free[:n-1]
+	} else {
+		fb = &fileBatch{}
+	}
+	fb.name, fb.kind, fb.rs, fb.ss = name, kind, -1, -1
+	if b.byName == nil {
+		b.byName = map[string]*fileBatch{}
+	}
+	b.byName[name] = fb
+	b.files = append(b.files, fb)
+	return fb
+}
+
+// encode fills b with every span's lines, grouped per file.
+func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
+	if b.byRollout == nil {
+		b.byRollout = map[[2]string]rolloutTarget{}
+	}
+	unkeyed, mark := 0, "" // spans in a rollout without the rollout attribute
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		resAttrs := rs.Resource().Attributes()
+		names := e.keys.namesOf(resAttrs)
+		if e.otlp {
+			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
+		} else {
+			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
+		}
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			if e.otlp {
+				b.scope = appendOTLPScopeOpen(b.scope[:0], ss.Scope())
+			} else {
+				b.scope = appendConsoleScope(b.scope[:0], ss.Scope())
+			}
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				idx := int32(len(b.refs))
+				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
+				var done []string
+				if e.retry.len() > 0 {
+					done, ref.retried = e.retry.get(spanKey(span.TraceID(), span.SpanID()))
+				}
+				b.refs = append(b.refs, ref)
+				b.lineStart = len(b.arena)
+				if e.otlp {
+					// With its separator: a span that is not first in its
+					// group is written as ",{...}".
+					b.arena = append(b.arena, ',')
+					b.arena = appendOTLPSpan(b.arena, span, &b.clock)
+				} else {
+					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
+				}
+				b.lineEnd = len(b.arena)
+				run, rollout := e.keys.rolloutOf(resAttrs, span.Attributes())
+				if rollout == "" {
+					if m := e.keys.rolloutMark(resAttrs, span.Attributes()); m != "" {
+						unkeyed, mark = unkeyed+1, m
+					}
+				}
+				if rollout != "" {
+					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
+						k := rolloutKey(run, rollout)
+						n, _ := e.errs.get(k)
+						e.errs.put(k, n+1)
+					}
+					if e.cfg.RolloutsFile != "" && isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
+						b.roots = append(b.roots, rootRef{idx: idx, run: run, rollout: rollout})
+					}
+					if fb := e.rolloutFile(b, run, rollout); fb != nil && !slices.Contains(done, fb.name) {
+						e.add(b, fb, idx, td)
+					}
+				}
+				if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
+					e.add(b, b.file(e.cfg.CombinedFile, fileKindCombined), idx, td)
+				}
+			}
+		}
+	}
+	if e.otlp {
+		for _, fb := range b.files {
+			e.finishOTLP(b, fb, td)
+		}
+	}
+	if unkeyed > 0 {
+		e.logs.warn("no_rollout_attribute", "spans of a rollout lack the exporter's rollout_attribute: they are in the combined file only, "+
+			"in no rollout file nor rollouts.jsonl; give the gymspans exporter the gym processor's rollout_attribute",
+			zap.String("rollout_attribute", e.cfg.RolloutAttribute), zap.String("seen", mark), zap.Int("spans", unkeyed))
+	}
+}
+
+// rolloutTarget is where a (run, rollout) of the batch goes: its file, or
+// the reason it may not have one.
+type rolloutTarget struct {
+	fb     *fileBatch
+	reason string
+}
+
+// rolloutFile returns the batch file of (run, rollout), or nil when the ids
+// may not become a file name (counted per span, logged rate-limited).
+func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
+	key := [2]string{run, rollout}
+	tgt, ok := b.byRollout[key]
+	if !ok {
+		res, cached := e.names.get(key)
+		if !cached {
+			res.name, res.reason = e.tmpl.render(run, rollout)
+			e.names.put(key, res)
+		}
+		name, reason := res.name, res.reason
+		if reason == "" {
+			tgt.fb = b.file(name, fileKindRollout)
+		} else {
+			tgt.reason = reason
+			e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
+				zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(truncate(rollout, 256))),
+				zap.String("run_id", strconv.QuoteToASCII(truncate(run, 256))))
+		}
+		b.byRollout[key] = tgt
+	}
+	if tgt.reason != "" {
+		e.metrics.reject(tgt.reason, 1)
+	}
+	return tgt.fb
+}
+
+func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces) {
+	fb.spans = append(fb.spans, idx)
+	if !e.otlp {
+		fb.addSeg(b.lineStart, b.lineEnd)
+		fb.lines++
+		return
+	}
+	// OTLP/JSON: open, switch or continue the file's resource and scope group.
+	ref := b.refs[idx]
+	glue := len(b.arena)
+	switch {
+	case fb.rs < 0:
+		b.arena = append(b.arena, `{"resourceSpans":[`...)
+		b.arena = append(b.arena, b.res...)
+		b.arena = append(b.arena, b.scope...)
+		fb.lines = 1
+	case fb.rs != ref.rs:
+		b.arena = closeOTLPGroups(b.arena, fb, td)
+		b.arena = append(b.arena, ',')
+		b.arena = append(b.arena, b.res...)
+		b.arena = append(b.arena, b.scope...)
+	case fb.ss != ref.ss:
+		rs := td.ResourceSpans().At(int(fb.rs))
+		b.arena = appendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+		b.arena = append(b.arena, ',')
+		b.arena = append(b.arena, b.scope...)
+	default:
+		fb.addSeg(b.lineStart, b.lineEnd) // ",{span}"
+		return
+	}
+	fb.rs, fb.ss = ref.rs, ref.ss
+	fb.addSeg(glue, len(b.arena))
+	fb.addSeg(b.lineStart+1, b.lineEnd) // "{span}"
+}
+
+// closeOTLPGroups appends the end of fb's open scope and resource groups.
+func closeOTLPGroups(arena []byte, fb *fileBatch, td ptrace.Traces) []byte {
+	rs := td.ResourceSpans().At(int(fb.rs))
+	arena = appendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+	return appendOTLPResourceClose(arena, rs.SchemaUrl())
+}
+
+func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {
+	if fb.kind == fileKindRollouts || fb.rs < 0 {
+		return
+	}
+	glue := len(b.arena)
+	b.arena = closeOTLPGroups(b.arena, fb, td)
+	b.arena = append(b.arena, ']', '}', '\n')
+	fb.addSeg(glue, len(b.arena))
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,99 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"strconv"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// rootRef is a rollout root of the batch, with the (run, rollout) encode
+// found for it.
+type rootRef struct {
+	idx          int32 // into batch.refs
+	run, rollout string
+}
+
+// gymProcessorCreated reports whether a gym processor was created in this
+// process (tests replace it).
+var gymProcessorCreated = gymconv.RootMarkerCreated
+
+// marksRoots resolves rollout_roots: whether the roots are the spans the gym
+// processor marked, or the parentless ones.
+func marksRoots(rolloutRoots string) bool {
+	return rolloutRoots == rootsMarked || (rolloutRoots == rootsAuto && gymProcessorCreated())
+}
+
+// isRoot reports whether span, which has a rollout, is its rollout's root:
+// marked nemo.gym.rollout.root = true by the gym processor, which decided
+// it; or, with the parentless rule, without a parent (a guess that fails
+// when the split is off, or when a rollout's SERVER spans have no CLIENT
+// parent).
+func isRoot(span ptrace.Span, marked bool) bool {
+	if marked {
+		v, ok := span.Attributes().Get(gymconv.RolloutRootAttribute)
+		return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+	}
+	return span.ParentSpanID().IsEmpty()
+}
+
+// encodeRoots writes one rollouts.jsonl line per rollout root of the batch
+// (isRoot):
+//
+//	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
+//	 "status","error_count","service_name","name"}
+//
+// error_count is the number of spans of the same (run, rollout) with status
+// ERROR that this exporter has consumed up to and including the root's batch
+// (the root ends last, so normally all of them). Spans arriving after the
+// root are not reflected. The count table is per process and bounded
+// (maxTrackedRollouts rollouts, oldest forgotten first).
+func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
+	if len(b.roots) == 0 {
+		return
+	}
+	fb := b.file(e.cfg.RolloutsFile, fileKindRollouts)
+	for _, root := range b.roots {
+		idx, run, rollout := root.idx, root.run, root.rollout
+		ref := b.refs[idx]
+		rs := td.ResourceSpans().At(int(ref.rs))
+		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+		resAttrs := rs.Resource().Attributes()
+		n, _ := e.errs.get(rolloutKey(run, rollout))
+		tid, sid := span.TraceID(), span.SpanID()
+		start := len(b.arena)
+		buf := b.arena
+		buf = append(buf, `{"rollout_id":`...)
+		buf = appendJSONString(buf, rollout)
+		buf = append(buf, `,"run_id":`...)
+		buf = appendJSONString(buf, run)
+		buf = append(buf, `,"trace_id":"`...)
+		buf = appendHex(buf, tid[:])
+		buf = append(buf, `","root_span_id":"`...)
+		buf = appendHex(buf, sid[:])
+		buf = append(buf, `","start_time":`...)
+		buf = b.clock.appendConsoleTime(buf, uint64(span.StartTimestamp()))
+		buf = append(buf, `,"end_time":`...)
+		buf = b.clock.appendConsoleTime(buf, uint64(span.EndTimestamp()))
+		buf = append(buf, `,"status":"`...)
+		buf = append(buf, statusName(span.Status().Code())...)
+		buf = append(buf, `","error_count":`...)
+		buf = strconv.AppendInt(buf, int64(n), 10)
+		buf = append(buf, `,"service_name":`...)
+		buf = appendJSONString(buf, e.keys.serviceOf(resAttrs))
+		buf = append(buf, `,"name":`...)
+		buf = appendJSONString(buf, span.Name())
+		buf = append(buf, '}', '\n')
+		b.arena = buf
+		fb.addSeg(start, len(b.arena))
+		fb.lines++
+		fb.spans = append(fb.spans, idx)
+	}
+}
+
+// rolloutKey identifies a rollout across runs (ids repeat across runs).
+func rolloutKey(run, rollout string) [2]string { return [2]string{run, rollout} }
