@@ -118,6 +118,40 @@ func countCombinedLines(t *testing.T, captureDir string) (spans, synthetic int) 
 	return spans, synthetic
 }
 
+// metricPeak records the highest value a gauge of the collector showed,
+// scraped every 500ms until finish.
+type metricPeak struct {
+	peak float64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func sampleMetricPeak(t testing.TB, port int, name string) *metricPeak {
+	m := &metricPeak{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-tick.C:
+				if v, ok := scrapeMetric(t, port, name); ok {
+					m.peak = max(m.peak, v)
+				}
+			}
+		}
+	}()
+	return m
+}
+
+func (m *metricPeak) finish() float64 {
+	close(m.stop)
+	<-m.done
+	return m.peak
+}
+
 var gymsimRateLine = regexp.MustCompile(`(\d+) spans in ([0-9.]+m?s).*?: (\d+) spans/s`)
 
 func soakDuration() time.Duration {
@@ -145,6 +179,7 @@ func TestSoak(t *testing.T) {
 		"--config", writeFile(t, t.TempDir(), "soak.yaml", cfg))
 	pid := col.cmd.Process.Pid
 	rss := sampleRSS(pid)
+	pending := sampleMetricPeak(t, p.Metrics, "otelcol_processor_gym_pending_spans")
 
 	args := []string{
 		"--rollouts=" + strconv.Itoa(rollouts), "--concurrency=64", "--rate=" + strconv.Itoa(soakRolloutsPerSec),
@@ -153,6 +188,7 @@ func TestSoak(t *testing.T) {
 	out, err := runCmd(t, dur+10*time.Minute, nil, gymsimBinary(t), args...)
 	require.NoError(t, err, "gymsim %v (blocking: it exits 1 on any span not exported):\n%s", args, out)
 	samples := rss.finish()
+	pendingPeak := pending.finish()
 	hwm, ok := procStatusKiB(pid, "VmHWM")
 	require.True(t, ok)
 	accepted, ok := scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans", `transport="grpc"`)
@@ -177,8 +213,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("soak %v: %d rollouts, gymsim created %d spans, %s; accepted %.0f, refused %.0f, written %d (+%d synthetic); "+
-		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples)",
-		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples))
+		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples); pending spans peak %.0f",
+		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples), pendingPeak)
 
 	assert.Equal(t, int(accepted), written, "spans accepted by the receiver == non-synthetic spans written")
 	if created > 0 {
