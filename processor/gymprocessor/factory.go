@@ -65,5 +65,8 @@ func createTraces(
 	cfg component.Config,
 	next consumer.Traces,
 ) (processor.Traces, error) {
+	// The processor marks each rollout's root: the gymspans exporter of this
+	// collector writes rollouts.jsonl from the marks (rollout_roots: auto).
+	gymconv.NoteRootMarker()
 	return newGymProcessor(set, cfg.(*Config), next)
 }
