@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
 
 // fakeClock is a manual clock; its ticker fires only when a test says so.
@@ -134,21 +136,12 @@ func (h *harness) metricSum(name string, attrs ...string) int64 {
 
 // ---- building traces -------------------------------------------------------
 
-func spanIDOf(name string) pcommon.SpanID {
-	s := sha256.Sum256([]byte("span/" + name))
-	var id pcommon.SpanID
-	copy(id[:], s[:8])
-	return id
-}
+func spanIDOf(name string) pcommon.SpanID { return gymtest.SpanID(name) }
 
-func traceIDOf(name string) pcommon.TraceID {
-	s := sha256.Sum256([]byte("trace/" + name))
-	var id pcommon.TraceID
-	copy(id[:], s[:16])
-	return id
-}
+func traceIDOf(name string) pcommon.TraceID { return gymtest.TraceID(name) }
 
-// proc describes a sending process.
+// proc describes a sending process (gymtest.Process, in this package's
+// short test notation).
 type proc struct {
 	service, host string
 	pid           int64
@@ -157,7 +150,8 @@ type proc struct {
 	scope         string
 }
 
-// sdef describes one span; parent "" means a root.
+// sdef describes one span (gymtest.Span, in short notation); parent ""
+// means a root.
 type sdef struct {
 	id, parent, trace, name string
 	kind                    ptrace.SpanKind
@@ -166,52 +160,33 @@ type sdef struct {
 	start, end              int64 // offsets in ms
 }
 
+func (p proc) gymtest() gymtest.Process {
+	return gymtest.Process{Service: p.service, Host: p.host, PID: p.pid, Run: p.run, ServerType: p.serverType, Scope: p.scope}
+}
+
+func procOf(p gymtest.Process) proc {
+	return proc{service: p.Service, host: p.Host, pid: p.PID, run: p.Run, serverType: p.ServerType, scope: p.Scope}
+}
+
+func (d sdef) gymtest() gymtest.Span {
+	return gymtest.Span{ID: d.id, Parent: d.parent, Trace: d.trace, Name: d.name, Kind: d.kind, Proc: d.proc, Attributes: d.attrs, Start: d.start, End: d.end}
+}
+
+func sdefOf(s gymtest.Span) sdef {
+	return sdef{id: s.ID, parent: s.Parent, trace: s.Trace, name: s.Name, kind: s.Kind, proc: s.Proc, attrs: s.Attributes, start: s.Start, end: s.End}
+}
+
+// buildTraces builds spans with gymtest.Build.
 func buildTraces(procs map[string]proc, order []string, spans []sdef) ptrace.Traces {
-	td := ptrace.NewTraces()
-	base := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC).UnixNano()
-	for _, pn := range order {
-		pr := procs[pn]
-		has := false
-		for _, d := range spans {
-			has = has || d.proc == pn
-		}
-		if !has {
-			continue
-		}
-		rs := td.ResourceSpans().AppendEmpty()
-		ra := rs.Resource().Attributes()
-		ra.PutStr("service.name", pr.service)
-		ra.PutStr("host.name", pr.host)
-		ra.PutInt("process.pid", pr.pid)
-		if pr.run != "" {
-			ra.PutStr("nemo.run.id", pr.run)
-			ra.PutStr("service.instance.id", pr.run+"-rank0")
-		}
-		if pr.serverType != "" {
-			ra.PutStr("nemo.gym.server.type", pr.serverType)
-		}
-		ss := rs.ScopeSpans().AppendEmpty()
-		ss.Scope().SetName(pr.scope)
-		for _, d := range spans {
-			if d.proc != pn {
-				continue
-			}
-			s := ss.Spans().AppendEmpty()
-			s.SetName(d.name)
-			s.SetKind(d.kind)
-			s.SetTraceID(traceIDOf(d.trace))
-			s.SetSpanID(spanIDOf(d.id))
-			if d.parent != "" {
-				s.SetParentSpanID(spanIDOf(d.parent))
-			}
-			s.SetStartTimestamp(pcommon.Timestamp(base + d.start*int64(time.Millisecond)))
-			s.SetEndTimestamp(pcommon.Timestamp(base + d.end*int64(time.Millisecond)))
-			if err := s.Attributes().FromRaw(d.attrs); err != nil {
-				panic(err)
-			}
-		}
+	ps := make(map[string]gymtest.Process, len(procs))
+	for k, p := range procs {
+		ps[k] = p.gymtest()
 	}
-	return td
+	ss := make([]gymtest.Span, len(spans))
+	for i, d := range spans {
+		ss[i] = d.gymtest()
+	}
+	return gymtest.Build(ps, order, ss)
 }
 
 // ---- splitting input into batches --------------------------------------------

@@ -11,21 +11,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
 
 var genInputs = flag.Bool("gen-inputs", false, "rewrite testdata/*/input.json from the scenario definitions")
 
-const runID = "4f2a91c0be31"
+const runID = gymtest.RunID
 
-var gymProcs = map[string]proc{
-	"orchestrator": {service: "nemo-gym/orchestrator", host: "node-1", pid: 4100, run: runID, serverType: "orchestrator", scope: "nemo.lens.helpers"},
-	"agent":        {service: "nemo-gym/simple_agent", host: "node-1", pid: 4200, run: runID, serverType: "responses_api_agents", scope: "opentelemetry.instrumentation.fastapi"},
-	"model":        {service: "nemo-gym/policy_model", host: "node-2", pid: 4300, run: runID, serverType: "responses_api_models", scope: "opentelemetry.instrumentation.fastapi"},
-	"resources":    {service: "nemo-gym/example_single_tool_call", host: "node-1", pid: 4400, run: runID, serverType: "resources_servers", scope: "opentelemetry.instrumentation.fastapi"},
-	"norun":        {service: "nemo/example_single_tool_call", host: "node-3", pid: 4500, scope: "opentelemetry.instrumentation.fastapi"},
-}
+var gymProcs = func() map[string]proc {
+	m := map[string]proc{}
+	for k, p := range gymtest.Processes() {
+		m[k] = procOf(p)
+	}
+	return m
+}()
 
-var procOrder = []string{"orchestrator", "agent", "model", "resources", "norun"}
+var procOrder = gymtest.ProcessOrder()
 
 type rolloutOpts struct {
 	obs        bool   // observability_enabled: rollout ids and /ng-rollout/ URLs exist
@@ -35,73 +37,17 @@ type rolloutOpts struct {
 	trace      string
 }
 
-// rolloutSpans draws one rollout the way Gym emits it (reference
-// nemo-gym-telemetry.md §1, §2, §5).
+// rolloutSpans draws one rollout the way Gym emits it (gymtest.Rollout).
 func rolloutSpans(r string, o rolloutOpts) []sdef {
-	id := func(s string) string { return r + "/" + s }
-	rolloutAttr := func(m map[string]any) map[string]any {
-		if o.obs {
-			m["nemo.gym.rollout.id"] = r
-		}
-		return m
+	ss := gymtest.Rollout(r, gymtest.RolloutOptions{Observability: o.obs, PerRollout: o.perRollout, NoClient: o.noClient, DispatchParent: o.hParent, Trace: o.trace})
+	out := make([]sdef, len(ss))
+	for i, s := range ss {
+		out[i] = sdefOf(s)
 	}
-	prefix := ""
-	if o.obs {
-		prefix = "/ng-rollout/" + r
-	}
-	serverName := "POST /v1/responses"
-	verifyName := "POST /verify"
-	if o.obs {
-		serverName, verifyName = "POST", "POST"
-	}
-	modelTrace, resTrace := o.trace, o.trace
-	modelParent, resParent := id("client-model"), id("client-verify")
-	if o.noClient {
-		modelTrace, resTrace = o.trace+"/model", o.trace+"/resources"
-		modelParent, resParent = "", ""
-	}
-	s := []sdef{
-		{id: id("recv"), parent: id("run"), trace: o.trace, name: "POST /run http receive", kind: ptrace.SpanKindInternal, proc: "agent",
-			attrs: map[string]any{"asgi.event.type": "http.request"}, start: 1, end: 2},
-		{id: id("client-model"), parent: id("rollout"), trace: o.trace, name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "agent",
-			attrs: rolloutAttr(map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8001" + prefix + "/v1/responses", "http.response.status_code": int64(200)}), start: 3, end: 40},
-		{id: id("model-recv"), parent: id("model-server"), trace: modelTrace, name: serverName + " http receive", kind: ptrace.SpanKindInternal, proc: "model",
-			attrs: map[string]any{"asgi.event.type": "http.request"}, start: 4, end: 5},
-		{id: id("model-send"), parent: id("model-server"), trace: modelTrace, name: serverName + " http send", kind: ptrace.SpanKindInternal, proc: "model",
-			attrs: map[string]any{"asgi.event.type": "http.response.start", "http.status_code": int64(200)}, start: 37, end: 38},
-		{id: id("model-server"), parent: modelParent, trace: modelTrace, name: serverName, kind: ptrace.SpanKindServer, proc: "model",
-			attrs: map[string]any{"http.method": "POST", "http.target": prefix + "/v1/responses", "http.url": "http://127.0.0.1:8001" + prefix + "/v1/responses", "http.status_code": int64(200)}, start: 4, end: 39},
-		{id: id("client-verify"), parent: id("rollout"), trace: o.trace, name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "agent",
-			attrs: rolloutAttr(map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8002" + prefix + "/verify", "http.response.status_code": int64(200)}), start: 41, end: 60},
-		{id: id("verify-recv"), parent: id("verify-server"), trace: resTrace, name: verifyName + " http receive", kind: ptrace.SpanKindInternal, proc: "resources",
-			attrs: map[string]any{"asgi.event.type": "http.request"}, start: 42, end: 43},
-		{id: id("verify-send"), parent: id("verify-server"), trace: resTrace, name: verifyName + " http send", kind: ptrace.SpanKindInternal, proc: "resources",
-			attrs: map[string]any{"asgi.event.type": "http.response.start", "http.response.status_code": int64(200)}, start: 57, end: 58},
-		{id: id("verify-server"), parent: resParent, trace: resTrace, name: verifyName, kind: ptrace.SpanKindServer, proc: "resources",
-			attrs: map[string]any{"http.request.method": "POST", "url.path": prefix + "/verify", "url.full": "http://127.0.0.1:8002" + prefix + "/verify", "http.response.status_code": int64(200)}, start: 42, end: 59},
-		{id: id("rollout"), parent: id("run"), trace: o.trace, name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent",
-			attrs: rolloutAttr(map[string]any{"nemo.gym.server.name": "simple_agent"}), start: 2, end: 61},
-		{id: id("send"), parent: id("run"), trace: o.trace, name: "POST /run http send", kind: ptrace.SpanKindInternal, proc: "agent",
-			attrs: map[string]any{"asgi.event.type": "http.response.start", "http.status_code": int64(200)}, start: 61, end: 62},
-		{id: id("run"), parent: id("dispatch"), trace: o.trace, name: "POST /run", kind: ptrace.SpanKindServer, proc: "agent",
-			attrs: map[string]any{"http.method": "POST", "http.target": "/run", "http.route": "/run", "http.status_code": int64(200)}, start: 1, end: 63},
-		{id: id("dispatch"), parent: o.hParent, trace: o.trace, name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "orchestrator",
-			attrs: map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8000/run", "http.response.status_code": int64(200)}, start: 0, end: 64},
-	}
-	if o.perRollout {
-		s = append(s,
-			sdef{id: id("model-call"), parent: id("model-server"), trace: modelTrace, name: "gym.model.responses", kind: ptrace.SpanKindInternal, proc: "model",
-				attrs: map[string]any{"nemo.gym.server.name": "policy_model"}, start: 5, end: 36},
-			sdef{id: id("verify"), parent: id("verify-server"), trace: resTrace, name: "gym.verify", kind: ptrace.SpanKindInternal, proc: "resources",
-				attrs: rolloutAttr(map[string]any{"nemo.gym.server.name": "example_single_tool_call"}), start: 44, end: 56},
-		)
-	}
-	return s
+	return out
 }
 
-func jobSpan(trace string) sdef {
-	return sdef{id: "job", trace: trace, name: "gym.job", kind: ptrace.SpanKindInternal, proc: "orchestrator", attrs: map[string]any{}, start: 0, end: 1000}
-}
+func jobSpan(trace string) sdef { return sdefOf(gymtest.Job(trace)) }
 
 // scenarios are the golden situations of issue #3; each becomes
 // testdata/<name>/input.json.
