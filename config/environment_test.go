@@ -220,3 +220,52 @@ func TestExitIfMissing(t *testing.T) {
 		t.Errorf("standalone.yaml: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestReadmeListsEachConfigsEnvironment: the README's table of variables has
+// one row for each variable each shipped config reads, with the file's
+// default, or "(required)" when the file has none.
+func TestReadmeListsEachConfigsEnvironment(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z-]+\\.yaml)` \\| `([A-Z_]+)` \\| ([^|]+) \\|")
+	rows := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+		rows[m[1]+" "+m[2]] = strings.TrimSpace(m[3])
+	}
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range envReferences(&doc) {
+			def := "(required)"
+			if ref.hasDefault {
+				def = "`" + ref.def + "`"
+			}
+			want[file+" "+ref.name] = def
+		}
+	}
+	for key, def := range want {
+		if got, ok := rows[key]; !ok {
+			t.Errorf("README: no row for %s", key)
+		} else if got != def {
+			t.Errorf("README: %s has default %s, the file %s", key, got, def)
+		}
+	}
+	for key := range rows {
+		if _, ok := want[key]; !ok {
+			t.Errorf("README lists %s, which that file does not read", key)
+		}
+	}
+}
