@@ -155,15 +155,20 @@ extensions:
 	}
 }
 
-// TestShippedConfigsDocumentTheirEnvironment: the header of every shipped
-// config lists each variable the file reads and no other, and says
-// "(default X)" exactly for those the file gives the default X.
-func TestShippedConfigsDocumentTheirEnvironment(t *testing.T) {
+// shippedFile is a shipped config's text and parsed document.
+type shippedFile struct {
+	text string
+	doc  *yaml.Node
+}
+
+// shippedFiles returns each shipped config, by file name.
+func shippedFiles(t *testing.T) map[string]shippedFile {
+	t.Helper()
 	files, err := filepath.Glob("*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defaultIn := regexp.MustCompile(`\(default ([^)]*)\)`)
+	out := map[string]shippedFile{}
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -173,9 +178,20 @@ func TestShippedConfigsDocumentTheirEnvironment(t *testing.T) {
 		if err := yaml.Unmarshal(b, &doc); err != nil {
 			t.Fatal(err)
 		}
-		docs := documentedVariables(string(b))
+		out[file] = shippedFile{string(b), &doc}
+	}
+	return out
+}
+
+// TestShippedConfigsDocumentTheirEnvironment: the header of every shipped
+// config lists each variable the file reads and no other, and says
+// "(default X)" exactly for those the file gives the default X.
+func TestShippedConfigsDocumentTheirEnvironment(t *testing.T) {
+	defaultIn := regexp.MustCompile(`\(default ([^)]*)\)`)
+	for file, f := range shippedFiles(t) {
+		docs := documentedVariables(f.text)
 		used := map[string]bool{}
-		for _, ref := range envReferences(&doc) {
+		for _, ref := range envReferences(f.doc) {
 			if used[ref.name] {
 				continue
 			}
@@ -234,21 +250,9 @@ func TestReadmeListsEachConfigsEnvironment(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
 		rows[m[1]+" "+m[2]] = strings.TrimSpace(m[3])
 	}
-	files, err := filepath.Glob("*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]string{}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		for _, ref := range envReferences(&doc) {
+	for file, f := range shippedFiles(t) {
+		for _, ref := range envReferences(f.doc) {
 			def := "(required)"
 			if ref.hasDefault {
 				def = "`" + ref.def + "`"

@@ -174,7 +174,8 @@ func TestEvalSubmitRuns(t *testing.T) {
 }
 
 // TestBadConfigRefused: a bad configuration is refused both by `validate` and
-// at start, with a message that names the offending key.
+// at start, with a message that names the offending key (and, for a value
+// written the wrong way, says how to write it).
 func TestBadConfigRefused(t *testing.T) {
 	unwritable := t.TempDir()
 	if os.Geteuid() == 0 {
@@ -202,6 +203,10 @@ func TestBadConfigRefused(t *testing.T) {
 		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern"},
 		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern"},
 		{"unknown format", "", "format: protobuf", "format"},
+		{"settle in words", "settle: 5 seconds", "", `settle: "5 seconds" is not a duration: write a number and a unit with no space, e.g. "5s", "250ms" or "1h30m" (units: ns, us or µs, ms, s, m, h)`},
+		{"wait without a unit", "wait: 30", "", "wait: 30 has no unit (a bare number is read as nanoseconds)"},
+		{"flush_interval in words", "", "flush_interval: 1 second", `flush_interval: "1 second" is not a duration`},
+		{"decimal permission", "", "file_permissions: 640", `file_permissions: 640 is not an octal permission (YAML reads an unquoted number as decimal unless it starts with 0 and has only octal digits); write it quoted, e.g. "0640"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPorts(t)

@@ -14,17 +14,15 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/confcheck/confchecktest"
 )
 
 // unmarshalYAML decodes text as the collector would a file's gymspans
 // section: YAML through confmap, then the Config's Unmarshal.
 func unmarshalYAML(t *testing.T, text string) (*Config, error) {
 	t.Helper()
-	r, err := confmap.NewRetrievedFromYAML([]byte(text))
-	require.NoError(t, err)
-	conf, err := r.AsConf()
-	require.NoError(t, err)
-	return unmarshalConf(conf)
+	return unmarshalConf(confchecktest.FromYAML(t, text))
 }
 
 func unmarshalConf(conf *confmap.Conf) (*Config, error) {

@@ -7,22 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/collector/confmap"
+	"github.com/otelcol-gym/otelcol-gym/internal/confcheck/confchecktest"
 )
-
-// fromYAML builds a Conf as the collector's file provider would.
-func fromYAML(t *testing.T, text string) *confmap.Conf {
-	t.Helper()
-	r, err := confmap.NewRetrievedFromYAML([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := r.AsConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
-}
 
 func TestDurations(t *testing.T) {
 	for _, tc := range []struct {
@@ -43,7 +29,7 @@ func TestDurations(t *testing.T) {
 		{"settle: 1.5", `settle: 1.5 has no unit`},
 		{"split: {job_ttl: 1 day}", `split.job_ttl: "1 day" is not a duration`},
 	} {
-		err := Durations(fromYAML(t, tc.yaml), "settle", "split::job_ttl")
+		err := Durations(confchecktest.FromYAML(t, tc.yaml), "settle", "split::job_ttl")
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%q: %v", tc.yaml, err)
@@ -54,7 +40,7 @@ func TestDurations(t *testing.T) {
 }
 
 func TestDurationsNamesEveryBadKey(t *testing.T) {
-	err := Durations(fromYAML(t, "a: 1 s\nb: 2\nc: 3s"), "a", "b", "c")
+	err := Durations(confchecktest.FromYAML(t, "a: 1 s\nb: 2\nc: 3s"), "a", "b", "c")
 	if err == nil || !strings.Contains(err.Error(), "a: ") || !strings.Contains(err.Error(), "b: ") || strings.Contains(err.Error(), "c: ") {
 		t.Errorf("error %v, want a and b named and not c", err)
 	}

@@ -9,17 +9,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/confcheck/confchecktest"
 )
 
 func unmarshalYAML(t *testing.T, text string) (*Config, error) {
 	t.Helper()
-	r, err := confmap.NewRetrievedFromYAML([]byte(text))
-	require.NoError(t, err)
-	conf, err := r.AsConf()
-	require.NoError(t, err)
 	cfg := createDefaultConfig().(*Config)
-	return cfg, conf.Unmarshal(cfg)
+	return cfg, confchecktest.FromYAML(t, text).Unmarshal(cfg)
 }
 
 func TestUnmarshalDurations(t *testing.T) {
