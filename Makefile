@@ -3,15 +3,24 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
-.PHONY: run build test fuzz generate vet
+.PHONY: run build collector gymsim test fuzz generate vet
 
-# Start the collector on the embedded default (config/standalone.yaml).
-run:
-	$(GO) run ./cmd/otelcol-gym
+# Build bin/otelcol-gym and run it in the foreground on the embedded default
+# (config/standalone.yaml); ARGS are passed on, e.g.
+# `make run ARGS='--config config/jaeger.yaml'`. The recipe execs the binary,
+# so it is make's own child: Ctrl-C reaches it from the terminal, and a
+# SIGTERM to make is passed on to it by make (`go run` would not pass it on,
+# and the collector would be left running with its ports held).
+run: collector
+	exec $(BIN)/otelcol-gym $(ARGS)
 
-build:
+collector:
 	$(GO) build -o $(BIN)/otelcol-gym ./cmd/otelcol-gym
+
+gymsim:
 	$(GO) build -o $(BIN)/gymsim ./cmd/gymsim
+
+build: collector gymsim
 
 vet:
 	$(GO) vet ./...

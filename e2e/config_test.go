@@ -211,9 +211,10 @@ func TestEvalSubmitRuns(t *testing.T) {
 }
 
 // TestBadConfigRefused: a bad configuration is refused both by `validate` and
-// at start, with a message that names the offending key. A capture_dir that
-// cannot be used is refused at start only: `validate` looks at no file (it
-// may run on another machine than the collector).
+// at start, with a message that names the offending key (and, for a value
+// written the wrong way, says how to write it). A capture_dir that cannot be
+// used is refused at start only: `validate` looks at no file (it may run on
+// another machine than the collector).
 func TestBadConfigRefused(t *testing.T) {
 	unwritable := t.TempDir()
 	if os.Geteuid() == 0 {
@@ -244,6 +245,10 @@ func TestBadConfigRefused(t *testing.T) {
 		{"unknown format", "", "format: protobuf", "format", false},
 		{"unknown rollout_roots", "", "rollout_roots: guessed", "rollout_roots", false},
 		{"empty exporter rollout_attribute", "", `rollout_attribute: ""`, "rollout_attribute", false},
+		{"settle in words", "settle: 5 seconds", "", `settle: "5 seconds" is not a duration: write a number and a unit with no space, e.g. "5s", "250ms" or "1h30m" (units: ns, us or µs, ms, s, m, h)`, false},
+		{"wait without a unit", "wait: 30", "", "wait: 30 has no unit (a bare number is read as nanoseconds)", false},
+		{"flush_interval in words", "", "flush_interval: 1 second", `flush_interval: "1 second" is not a duration`, false},
+		{"decimal permission", "", "file_permissions: 640", `file_permissions: 640 is not an octal permission (YAML reads an unquoted number as decimal unless it starts with 0 and has only octal digits); write it quoted, e.g. "0640"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPorts(t)

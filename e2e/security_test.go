@@ -193,13 +193,19 @@ func checkModes(t *testing.T, want map[string]os.FileMode) {
 	}
 }
 
-// TestConfiguredPermissionsHonoured: file_permissions "0600" and
-// directory_permissions "0700" are what the files and the created capture
-// dir get, whatever the umask.
+// TestConfiguredPermissionsHonoured: file_permissions 0600 and
+// directory_permissions 0700 are what the files and the created capture
+// dir get, whatever the umask, written quoted or unquoted (YAML's octal
+// integers).
 func TestConfiguredPermissionsHonoured(t *testing.T) {
-	p := newPorts(t)
-	captureDir := filepath.Join(t.TempDir(), "new", "captures")
-	cfg := p.expand(`
+	for name, perms := range map[string]string{
+		"quoted":   `file_permissions: "0600"` + "\n    " + `directory_permissions: "0700"`,
+		"unquoted": "file_permissions: 0600\n    directory_permissions: 0700",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := newPorts(t)
+			captureDir := filepath.Join(t.TempDir(), "new", "captures")
+			cfg := p.expand(`
 extensions:
   health_check:
     endpoint: 127.0.0.1:${HEALTH}
@@ -213,8 +219,7 @@ processors:
 exporters:
   gymspans:
     capture_dir: ${CAPTURE_DIR}
-    file_permissions: "0600"
-    directory_permissions: "0700"
+    `+perms+`
 service:
   extensions: [health_check]
   pipelines:
@@ -226,20 +231,22 @@ service:
     metrics:
       level: none
 `, captureDir)
-	col := startCollector(t, p, nil, "--config", writeFile(t, t.TempDir(), "perm.yaml", cfg))
-	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", p.GRPC), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	req, _ := secRequest(7)
-	_, err = ptraceotlp.NewGRPCClient(conn).Export(t.Context(), req)
-	require.NoError(t, err)
-	require.NoError(t, col.stop())
-	checkModes(t, map[string]os.FileMode{
-		captureDir:                                     0o700,
-		filepath.Join(captureDir, "spans.jsonl"):       0o600,
-		filepath.Join(captureDir, "rollouts.jsonl"):    0o600,
-		filepath.Join(captureDir, "sec-7.spans.jsonl"): 0o600,
-	})
+			col := startCollector(t, p, nil, "--config", writeFile(t, t.TempDir(), "perm.yaml", cfg))
+			conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", p.GRPC), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			require.NoError(t, err)
+			defer conn.Close()
+			req, _ := secRequest(7)
+			_, err = ptraceotlp.NewGRPCClient(conn).Export(t.Context(), req)
+			require.NoError(t, err)
+			require.NoError(t, col.stop())
+			checkModes(t, map[string]os.FileMode{
+				captureDir:                                     0o700,
+				filepath.Join(captureDir, "spans.jsonl"):       0o600,
+				filepath.Join(captureDir, "rollouts.jsonl"):    0o600,
+				filepath.Join(captureDir, "sec-7.spans.jsonl"): 0o600,
+			})
+		})
+	}
 }
 
 // listeningAddrs returns the local addresses of the TCP sockets pid listens

@@ -15,4 +15,5 @@ import (
 
 func init() {
 	os.Args = config.WithStandaloneDefault(os.Args)
+	config.ExitIfEnvironmentMissing(os.Args)
 }

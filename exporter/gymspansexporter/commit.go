@@ -31,8 +31,9 @@ type groupCommit struct {
 	// writer (the file store gives back locks kept too long), and before
 	// the group's pushes are woken: a syscall made while woken goroutines
 	// wait in the writer's run queue lets the runtime hand its P to another
-	// thread, and with four callers that thrashed two cores (about 5x the
-	// context switches, and 8-28% more CPU a span, than with no lock kept).
+	// thread; with four callers that thrashed two cores (context switches
+	// and CPU a span well above those with no lock kept; see
+	// bench/RESULTS.md).
 	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.

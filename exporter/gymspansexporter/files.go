@@ -62,11 +62,11 @@ type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
 // iovMax is Linux's IOV_MAX.
 const iovMax = 1024
 
-// maxWriteBytes bounds the bytes of one write(2). On the VM the benchmarks
-// ran on, a single write of 4 MB or more went into the page cache at
-// 0.4–1.1 GB/s, against about 7 GB/s for writes of 1 to 3 MB, and group
-// commit makes the combined file's append that large as soon as a few
-// pushes are written together.
+// maxWriteBytes bounds the bytes of one write(2). On the benchmark VM a
+// single write of 4 MB or more copied into the page cache several times
+// slower than writes of 1 to 3 MB (bench/RESULTS.md), and group commit
+// makes the combined file's append that large as soon as a few pushes are
+// written together.
 const maxWriteBytes = 1 << 20
 
 // writeChunks cuts an append's buffers into the chunks of successive
