@@ -154,7 +154,7 @@ const (
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "C'": "Cprime", "D": "D"}
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "C'": "Cprime", "D": "D"}
 
 func splitList(s string) []string {
 	var out []string

@@ -163,6 +163,7 @@ var pipelineLabel = map[string]string{
 	"A":  "(otlp→batch→file)",
 	"B":  "(otlp→groupbytrace→batch→file)",
 	"C":  "(otlp→memory_limiter→gym→gymspans console)",
+	"Cs": "(C with the gym journal in file_storage)",
 	"C'": "(…→gym→gymspans otlp_json, no combined)",
 	"D":  "(otlp→gym→otlp→sink)",
 }
