@@ -135,8 +135,8 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				idx := int32(len(b.refs))
 				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
 				var done []string
-				if e.retry.len() > 0 {
-					done, ref.retried = e.retry.get(spanKey(span.TraceID(), span.SpanID()))
+				if e.retry.Len() > 0 {
+					done, ref.retried = e.retry.Get(spanKey(span.TraceID(), span.SpanID()))
 				}
 				b.refs = append(b.refs, ref)
 				b.lineStart = len(b.arena)
@@ -158,8 +158,8 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				if rollout != "" {
 					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
 						k := rolloutKey(run, rollout)
-						n, _ := e.errs.get(k)
-						e.errs.put(k, n+1)
+						n, _ := e.errs.Get(k)
+						e.errs.Put(k, n+1)
 					}
 					if e.cfg.RolloutsFile != "" && isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
 						b.roots = append(b.roots, rootRef{idx: idx, run: run, rollout: rollout})
@@ -199,10 +199,10 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
-		res, cached := e.names.get(key)
+		res, cached := e.names.Get(key)
 		if !cached {
 			res.name, res.reason = e.tmpl.render(run, rollout)
-			e.names.put(key, res)
+			e.names.Put(key, res)
 		}
 		name, reason := res.name, res.reason
 		if reason == "" {

@@ -145,7 +145,7 @@ func TestGroupCommit(t *testing.T) {
 				assert.Len(t, back, pushes-1)
 			}
 			assertExactlyOnce(t, e.cfg.CaptureDir, want)
-			assert.Zero(t, e.retry.len())
+			assert.Zero(t, e.retry.Len())
 		})
 	}
 }

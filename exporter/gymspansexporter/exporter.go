@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 )
 
 // spansExporter is the exporter's glue: its state, Start, Shutdown and
@@ -55,10 +57,10 @@ type spansExporter struct {
 
 	mu      sync.Mutex
 	store   *fileStore
-	free    []*batch                             // batches to reuse
-	retry   *boundedTable[[24]byte, []string]    // span → files already holding its line
-	errs    *boundedTable[[2]string, int]        // (run, rollout) → ERROR spans seen
-	names   *boundedTable[[2]string, nameResult] // (run, rollout) → rendered file name
+	free    []*batch                              // batches to reuse
+	retry   *bounded.Table[[24]byte, []string]    // span → files already holding its line
+	errs    *bounded.Table[[2]string, int]        // (run, rollout) → ERROR spans seen
+	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -104,9 +106,9 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
-		retry:    newBoundedTable[[24]byte, []string](maxRetrySpans),
-		errs:     newBoundedTable[[2]string, int](maxTrackedRollouts),
-		names:    newBoundedTable[[2]string, nameResult](maxCachedNames),
+		retry:    bounded.New[[24]byte, []string](maxRetrySpans),
+		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
+		names:    bounded.New[[2]string, nameResult](maxCachedNames),
 	}, nil
 }
 

@@ -180,7 +180,7 @@ func TestDiskFullOnOneFile(t *testing.T) {
 			disk.set(nil, nil)
 			require.NoError(t, e.pushTraces(context.Background(), retry))
 			assertExactlyOnce(t, e.cfg.CaptureDir, want)
-			assert.Zero(t, e.retry.len(), "the retry table empties once everything is written")
+			assert.Zero(t, e.retry.Len(), "the retry table empties once everything is written")
 		})
 	}
 }

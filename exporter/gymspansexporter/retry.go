@@ -55,7 +55,7 @@ func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
 			if b.refs[i].retried {
 				ref := b.refs[i]
 				span := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
-				e.retry.delete(spanKey(span.TraceID(), span.SpanID()))
+				e.retry.Delete(spanKey(span.TraceID(), span.SpanID()))
 			}
 		}
 		e.observe(b, td)
@@ -97,12 +97,12 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 		key := spanKey(span.TraceID(), span.SpanID())
 		if !b.failed[idx] {
 			if ref.retried {
-				e.retry.delete(key)
+				e.retry.Delete(key)
 			}
 			continue
 		}
-		prev, _ := e.retry.get(key)
-		e.retry.put(key, append(prev, written[int32(idx)]...))
+		prev, _ := e.retry.Get(key)
+		e.retry.Put(key, append(prev, written[int32(idx)]...))
 		unwritten++
 		if ref.rs != lastRS {
 			src := td.ResourceSpans().At(int(ref.rs))

@@ -63,7 +63,7 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		rs := td.ResourceSpans().At(int(ref.rs))
 		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
 		resAttrs := rs.Resource().Attributes()
-		n, _ := e.errs.get(rolloutKey(run, rollout))
+		n, _ := e.errs.Get(rolloutKey(run, rollout))
 		tid, sid := span.TraceID(), span.SpanID()
 		start := len(b.arena)
 		buf := b.arena
