@@ -228,13 +228,23 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 		}
 	}
 
-	gym := func(callers int) func(*testing.B) *streamTarget {
+	gym := func(callers int, storage bool) func(*testing.B) *streamTarget {
 		return func(b *testing.B) *streamTarget {
 			s := newCountingSink()
 			cfg := testConfig()
 			clk := newFakeClock()
+			if storage {
+				cfg.Storage = &storageID
+			}
 			p, err := newGymProcessorWithClock(processortest.NewNopSettings(componentType), cfg, s, clk)
 			require.NoError(b, err)
+			if storage {
+				// file_storage as the shipped configs have it, in the
+				// benchmark's temp dir (TMPDIR: on tmpfs, or on a disk).
+				ext := newFileStorage(b, b.TempDir())
+				require.NoError(b, p.startStorage(context.Background(), storageHost{Host: componenttest.NewNopHost(), ext: ext}))
+				b.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+			}
 			step := 100 * time.Millisecond / time.Duration(callers)
 			perTick := int64(tickPeriod(cfg.Settle) / step)
 			var batches atomic.Int64
@@ -245,6 +255,7 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 					clk.Advance(step)
 					if batches.Add(1)%perTick == 0 {
 						p.tick(context.Background()) // the timer's period, as in a collector
+						p.checkpointIfDue(context.Background())
 					}
 				},
 				flush: func(b *testing.B) { require.NoError(b, p.Shutdown(context.Background())) },
@@ -377,11 +388,13 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 	}
 
 	b.Run("copy_only", func(b *testing.B) { run(b, 1, copyOnly) })
-	b.Run("gym", func(b *testing.B) { run(b, 1, gym(1)) })
+	b.Run("gym", func(b *testing.B) { run(b, 1, gym(1, false)) })
+	b.Run("gym_storage", func(b *testing.B) { run(b, 1, gym(1, true)) })
 	b.Run("groupbytrace", func(b *testing.B) { run(b, 1, groupbytrace) })
 	b.Run("gym_locked", func(b *testing.B) { run(b, 1, gymLocked) })
 	b.Run("copy_only_4callers", func(b *testing.B) { run(b, 4, copyOnly) })
-	b.Run("gym_4callers", func(b *testing.B) { run(b, 4, gym(4)) })
+	b.Run("gym_4callers", func(b *testing.B) { run(b, 4, gym(4, false)) })
+	b.Run("gym_storage_4callers", func(b *testing.B) { run(b, 4, gym(4, true)) })
 	b.Run("groupbytrace_4callers", func(b *testing.B) { run(b, 4, groupbytrace) })
 }
 

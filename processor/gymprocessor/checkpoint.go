@@ -166,8 +166,11 @@ const stateFormat = 1
 
 // snapshot encodes the engine's state. The engine is between rounds.
 func (e *engine) snapshot() []byte {
-	s := &snapshotter{e: e, w: stateWriter{strings: map[string]uint64{}},
-		nodes: map[*node]int{}, origins: map[*origin]int{}, infos: map[*resInfo]int{},
+	// Sized for what the state holds, so the maps do not grow step by step.
+	n := e.idx.len() + len(e.heap)
+	s := &snapshotter{e: e, w: stateWriter{b: make([]byte, 0, 64*n), strings: make(map[string]uint64, n/8)},
+		nodes: make(map[*node]int, n), nodeList: make([]*node, 0, n),
+		origins: map[*origin]int{}, infos: map[*resInfo]int{},
 		runs: map[*runState]int{}, procs: map[*procState]int{}, refs: map[*rolloutSpanRef]int{}}
 	s.collect()
 	s.write()

@@ -26,12 +26,16 @@ import (
 
 var batchMarshaler ptrace.ProtoMarshaler
 
-// When a checkpoint is written: after this many bytes of records (the
-// replay after a crash reads at most about this much), or this long after
-// the last one (so a quiet processor's journal stays small).
+// When a checkpoint is written: after this many bytes of records, or four
+// times the last checkpoint's size when that is more (a checkpoint costs
+// about what writing its size in records does, so checkpoints take at most
+// a fifth of what the journal writes; the replay after a crash reads at
+// most about this much), or this long after the last one (so a quiet
+// processor's journal stays small).
 const (
-	checkpointBytes = 64 << 20
-	checkpointEvery = time.Minute
+	checkpointBytes     = 64 << 20
+	checkpointsPerState = 4
+	checkpointEvery     = 5 * time.Minute
 )
 
 // startStorage opens the storage extension's client, when the processor has
@@ -96,8 +100,6 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 				return err
 			}
 		}
-	} else if corrupt != nil && jr.meta.HasCheckpoint {
-		lj.records = nil // the checkpoint itself could not be read
 	}
 	var replayed, redelivered int64
 	for _, rec := range lj.records {
@@ -133,7 +135,11 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.eng = eng
+	err = jr.writeMarks(ctx)
 	p.mu.Unlock()
+	if err != nil {
+		p.diag.storageFailed(err)
+	}
 	if replayed > 0 || redelivered > 0 {
 		p.logger.Info("gym processor: recovered what it held from its storage",
 			zap.Int64("records_replayed", replayed), zap.Int("spans_held", len(eng.heap)),
@@ -165,15 +171,16 @@ func (p *gymProcessor) record(ctx context.Context, kind byte, now int64, payload
 
 // delivered marks round seq as handed on (a round that emitted nothing needs
 // no mark: its replay hands on nothing either), recycles it, and lets a
-// waiting checkpoint go on.
-func (p *gymProcessor) delivered(ctx context.Context, seq uint64, r *round) {
-	if p.jr != nil && r.emitted > 0 {
-		if err := p.jr.delivered(ctx, p.jr.meta.Generation, seq); err != nil {
-			p.diag.storageFailed(err) // a replay would hand the round on again
-		}
-	}
+// waiting checkpoint go on. The mark is written with the next record: a
+// kill before it hands the round on again after the restart (counted), and
+// gymspans drops what it already wrote.
+func (p *gymProcessor) delivered(_ context.Context, seq uint64, r *round) {
+	emitted := r.emitted
 	r.recycle()
 	p.mu.Lock()
+	if p.jr != nil && emitted > 0 {
+		p.jr.marks = append(p.jr.marks, seq)
+	}
 	p.inflight--
 	if p.inflight == 0 {
 		p.idle.Broadcast()
@@ -193,7 +200,7 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 		return
 	}
 	now := p.clock.Now()
-	if jr.bytes < checkpointBytes && now.Sub(jr.lastCheckpoint) < checkpointEvery {
+	if jr.bytes < max(checkpointBytes, checkpointsPerState*jr.checkpointSize) && now.Sub(jr.lastCheckpoint) < checkpointEvery {
 		return
 	}
 	p.quiesce = true

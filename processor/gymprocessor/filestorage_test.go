@@ -24,16 +24,7 @@ import (
 // on disk) comes back on the next start.
 func TestFileStorageCarriesHeldSpansAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
-	newExt := func() extension.Extension {
-		f := filestorage.NewFactory()
-		cfg := f.CreateDefaultConfig().(*filestorage.Config)
-		cfg.Directory = dir
-		cfg.Compaction.Directory = dir
-		ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-		require.NoError(t, err)
-		require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-		return ext
-	}
+	newExt := func() extension.Extension { return newFileStorage(t, dir) }
 	cfg := testConfig()
 	cfg.Storage = &storageID
 	sink := new(consumertest.TracesSink)
@@ -51,6 +42,7 @@ func TestFileStorageCarriesHeldSpansAcrossARestart(t *testing.T) {
 	require.NoError(t, p.ConsumeTraces(context.Background(), td))
 	held := len(p.eng.heap)
 	require.NotZero(t, held)
+	p.tick(context.Background()) // the timer's record carries the delivered mark
 	delivered := sink.SpanCount()
 	// The process dies: its database's file lock goes with it, and bbolt's
 	// pages are in the file (written, not synced, as fsync is off).
@@ -69,3 +61,17 @@ func TestFileStorageCarriesHeldSpansAcrossARestart(t *testing.T) {
 }
 
 var _ component.Host = storageHost{}
+
+// newFileStorage starts a contrib file_storage extension on dir, configured
+// as the shipped configs have it.
+func newFileStorage(t testing.TB, dir string) extension.Extension {
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = dir
+	cfg.Compaction.Directory = dir
+	cfg.Recreate = true
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	return ext
+}

@@ -13,7 +13,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime/debug"
+
 	"time"
+
+	"github.com/klauspost/compress/s2"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
@@ -50,7 +53,7 @@ import (
 // begins; the generation set aside last is kept for inspection.
 
 const (
-	journalFormat = 1
+	journalFormat = 2
 	metaKey       = "meta"
 	recordMagic   = "GYMJ"
 )
@@ -111,13 +114,23 @@ func engineBuild() string {
 	return bi.Main.Version
 }
 
-// encodeRecord frames a record: magic, format, kind, time, payload, CRC-32.
-func encodeRecord(kind byte, now int64, payload []byte) []byte {
-	b := make([]byte, 0, len(recordMagic)+2+8+len(payload)+4)
-	b = append(b, recordMagic...)
+// recordHead is the bytes before a record's payload: magic, format, kind,
+// time.
+const recordHead = len(recordMagic) + 2 + 8
+
+// encodeRecord frames a record into buf (reused when it has room): magic,
+// format, kind, time, the payload compressed with S2 (batches and
+// checkpoints are OTLP protobuf and varints, which it shrinks a few times
+// at about a GB/s, so the store writes a fraction of the bytes), CRC-32.
+func encodeRecord(buf []byte, kind byte, now int64, payload []byte) []byte {
+	need := recordHead + s2.MaxEncodedLen(len(payload)) + 4
+	if cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	b := append(buf[:0], recordMagic...)
 	b = append(b, journalFormat, kind)
 	b = binary.BigEndian.AppendUint64(b, uint64(now))
-	b = append(b, payload...)
+	b = b[:recordHead+len(s2.Encode(b[recordHead:cap(b)], payload))]
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 }
 
@@ -125,7 +138,7 @@ var errCorruptRecord = errors.New("corrupt journal record")
 
 // decodeRecord checks a record's frame and returns its kind, time and payload.
 func decodeRecord(b []byte) (kind byte, now int64, payload []byte, err error) {
-	const head = len(recordMagic) + 2 + 8
+	const head = recordHead
 	if len(b) < head+4 || string(b[:len(recordMagic)]) != recordMagic {
 		return 0, 0, nil, fmt.Errorf("%w: bad frame (%d bytes)", errCorruptRecord, len(b))
 	}
@@ -136,7 +149,11 @@ func decodeRecord(b []byte) (kind byte, now int64, payload []byte, err error) {
 	if v := b[len(recordMagic)]; v != journalFormat {
 		return 0, 0, nil, fmt.Errorf("%w: format %d, this build reads %d", errCorruptRecord, v, journalFormat)
 	}
-	return b[len(recordMagic)+1], int64(binary.BigEndian.Uint64(b[len(recordMagic)+2:])), body[head:], nil
+	payload, err = s2.Decode(nil, body[head:])
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("%w: %w", errCorruptRecord, err)
+	}
+	return b[len(recordMagic)+1], int64(binary.BigEndian.Uint64(b[len(recordMagic)+2:])), payload, nil
 }
 
 // journal writes and reads the processor's records in a storage client.
@@ -150,6 +167,13 @@ type journal struct {
 	config      json.RawMessage
 	next        uint64 // sequence of the next record
 	bytes       int64  // bytes of the records written since the checkpoint
+	// marks are the delivered rounds not yet marked in the store: each
+	// goes with the next record written (a tick comes at least every
+	// second), so a mark costs no transaction of its own.
+	marks []uint64
+	// buf is the last record's encoding, reused for the next (the store has
+	// copied it once Batch returns).
+	buf []byte
 	// lastCheckpoint is when the processor last wrote a checkpoint (crash.go),
 	// checkpointSize its bytes.
 	lastCheckpoint time.Time
@@ -260,8 +284,13 @@ func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
 // the sequence is not used.
 func (j *journal) append(ctx context.Context, kind byte, now int64, payload []byte) (uint64, error) {
 	seq := j.next
-	b := encodeRecord(kind, now, payload)
-	ops := []*storage.Operation{storage.SetOperation(recordKey(j.meta.Generation, 'r', seq), b)}
+	b := encodeRecord(j.buf, kind, now, payload)
+	j.buf = b
+	ops := make([]*storage.Operation, 0, 2+len(j.marks))
+	ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'r', seq), b))
+	for _, m := range j.marks {
+		ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'd', m), deliveredValue))
+	}
 	if seq == j.meta.First && !j.meta.HasCheckpoint {
 		// The generation's first record: its header goes with it.
 		m, _ := json.Marshal(j.meta)
@@ -272,7 +301,27 @@ func (j *journal) append(ctx context.Context, kind byte, now int64, payload []by
 	}
 	j.next++
 	j.bytes += int64(len(b))
+	j.marks = j.marks[:0]
 	return seq, nil
+}
+
+var deliveredValue = []byte{1}
+
+// writeMarks writes the pending delivered marks now (at the end of a
+// recovery, when no record may follow soon).
+func (j *journal) writeMarks(ctx context.Context) error {
+	if len(j.marks) == 0 {
+		return nil
+	}
+	ops := make([]*storage.Operation, 0, len(j.marks))
+	for _, m := range j.marks {
+		ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'd', m), deliveredValue))
+	}
+	if err := j.client.Batch(ctx, ops...); err != nil {
+		return fmt.Errorf("gym processor storage: marking rounds delivered: %w", err)
+	}
+	j.marks = j.marks[:0]
+	return nil
 }
 
 func recordName(kind byte) string {
@@ -285,11 +334,6 @@ func recordName(kind byte) string {
 	return "record"
 }
 
-// delivered marks record seq's round as handed to the next consumer.
-func (j *journal) delivered(ctx context.Context, gen, seq uint64) error {
-	return j.client.Set(ctx, recordKey(gen, 'd', seq), []byte{1})
-}
-
 // checkpoint writes state as the state after record seq (the last written)
 // and the header that points at it, in one storage batch; then deletes what
 // it replaces. Called under the processor's lock with no round in flight.
@@ -298,12 +342,13 @@ func (j *journal) checkpoint(ctx context.Context, state []byte) error {
 	old := j.meta
 	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First = seq, true, seq+1
 	m, _ := json.Marshal(j.meta)
-	b := encodeRecord(recordCheckpoint, 0, state)
+	b := encodeRecord(nil, recordCheckpoint, 0, state)
 	if err := j.client.Batch(ctx, storage.SetOperation(recordKey(j.meta.Generation, 'c', seq), b), storage.SetOperation(metaKey, m)); err != nil {
 		j.meta = old
 		return fmt.Errorf("gym processor storage: writing a checkpoint: %w", err)
 	}
 	j.bytes = 0
+	j.marks = j.marks[:0] // rounds before the checkpoint are not replayed
 	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, seq)
 }
 
@@ -380,5 +425,6 @@ func (j *journal) reset(ctx context.Context) error {
 		return fmt.Errorf("gym processor storage: %w", err)
 	}
 	j.bytes = 0
+	j.marks = j.marks[:0]
 	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, j.next-1)
 }
