@@ -49,7 +49,7 @@ func newTestHandler(t *testing.T, dir string, opts Options) *Handler {
 	return h
 }
 
-func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, target string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	req.Host = "127.0.0.1:13180"

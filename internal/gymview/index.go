@@ -4,7 +4,6 @@
 package gymview
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -134,8 +133,8 @@ func (ix *rolloutIndex) refresh() error {
 }
 
 func (ix *rolloutIndex) add(line []byte) error {
-	var l rolloutLine
-	if err := json.Unmarshal(line, &l); err != nil || l.RolloutID == "" {
+	l, ok := parseRolloutLine(line)
+	if !ok || l.RolloutID == "" {
 		ix.malformed++
 		return nil
 	}

@@ -98,7 +98,35 @@ type orderKey struct {
 type order struct {
 	indexGen, scanGen uint64
 	rows              []*rollout
-	failed            int
+	failed, inFlight  int
+	filtered          map[filterKey][]*rollout // rows that pass a filter, kept as long as the order
+}
+
+type filterKey struct {
+	failed bool
+	q      string
+}
+
+// filter returns o's rows that pass a filter (all of them without one).
+func (o *order) filter(failed bool, q string) []*rollout {
+	if !failed && q == "" {
+		return o.rows
+	}
+	k := filterKey{failed: failed, q: q}
+	if rows, ok := o.filtered[k]; ok {
+		return rows
+	}
+	rows := []*rollout{}
+	for _, r := range o.rows {
+		if (!failed || r.failed()) && (q == "" || strings.Contains(r.ID, q)) {
+			rows = append(rows, r)
+		}
+	}
+	if o.filtered == nil || len(o.filtered) >= 8 {
+		o.filtered = map[filterKey][]*rollout{}
+	}
+	o.filtered[k] = rows
+	return rows
 }
 
 // sorted returns run's rows (completed and in flight) in the order asked,
@@ -140,6 +168,9 @@ func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 		if r.failed() {
 			o.failed++
 		}
+		if r.InFlight {
+			o.inFlight++
+		}
 	}
 	if len(h.orders) >= 16 {
 		clear(h.orders)
@@ -155,20 +186,10 @@ func (h *Handler) list(q listQuery) listPage {
 	h.mu.Lock()
 	h.refreshLocked()
 	o := h.sorted(q.run, q.sort, q.desc, now)
-	page := listPage{Run: q.run, All: len(o.rows), Failed: o.failed, Offset: q.offset, Limit: q.limit, Rows: []listRow{}}
-	var shown []*rollout
-	for _, r := range o.rows {
-		if r.InFlight {
-			page.InFlight++
-		}
-		if (q.failed && !r.failed()) || (q.q != "" && !strings.Contains(r.ID, q.q)) {
-			continue
-		}
-		if page.Total >= q.offset && len(shown) < q.limit {
-			shown = append(shown, r)
-		}
-		page.Total++
-	}
+	page := listPage{Run: q.run, All: len(o.rows), Failed: o.failed, InFlight: o.inFlight, Offset: q.offset, Limit: q.limit, Rows: []listRow{}}
+	rows := o.filter(q.failed, q.q)
+	page.Total = len(rows)
+	shown := rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))]
 	for _, r := range shown {
 		page.Rows = append(page.Rows, h.listRow(r, now, false))
 	}

@@ -4,6 +4,7 @@
 package gymview
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ type rolloutPage struct {
 	T0          string                `json:"t0,omitempty"`      // the first start, RFC 3339 UTC
 	Duration    int64                 `json:"duration"`          // ns from the first start to the last end
 	Spans       []*viewSpan           `json:"spans"`             // in tree order
+	Resources   []json.RawMessage     `json:"resources"`         // the spans' resource attributes, each once
 	Services    []string              `json:"services"`          // by first appearance, for colours
 	Errors      int                   `json:"errors"`            // spans with status ERROR
 	Exchanges   []*exchange           `json:"exchanges"`
@@ -49,7 +51,7 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 		return nil, errBadID
 	}
 	captureName, _ := rolloutFile(id, captureSuffix)
-	p := &rolloutPage{ID: id, Run: run, Spans: []*viewSpan{}, Exchanges: []*exchange{}, Services: []string{}}
+	p := &rolloutPage{ID: id, Run: run, Spans: []*viewSpan{}, Resources: []json.RawMessage{}, Exchanges: []*exchange{}, Services: []string{}}
 
 	h.mu.Lock()
 	h.refreshLocked()
@@ -118,11 +120,19 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 	}
 	p.Spans = treeOrder(spans)
 	seen := map[string]bool{}
+	resources := map[string]int{} // the spans of a process share one resource
 	for _, s := range p.Spans {
 		if !seen[s.Service] {
 			seen[s.Service] = true
 			p.Services = append(p.Services, s.Service)
 		}
+		i, ok := resources[string(s.resource)]
+		if !ok {
+			i = len(p.Resources)
+			resources[string(s.resource)] = i
+			p.Resources = append(p.Resources, s.resource)
+		}
+		s.Resource = i
 	}
 	p.LinkTargets = h.linkTargets(p.Spans)
 	if h.opts.JaegerURL != "" && row != nil && validHexID(row.TraceID, 32) {

@@ -89,9 +89,10 @@ type viewSpan struct {
 	Attributes    json.RawMessage `json:"attributes"`
 	Events        json.RawMessage `json:"events"`
 	Links         json.RawMessage `json:"links"`
-	Resource      json.RawMessage `json:"resource"`
+	Resource      int             `json:"resource"` // index into rolloutPage.Resources
 	Scope         json.RawMessage `json:"scope,omitempty"`
 
+	resource         json.RawMessage // its resource's attributes
 	startAbs, endAbs int64
 	run              string
 	serverType       string
@@ -109,7 +110,7 @@ func (l *spanLine) view() *viewSpan {
 		Attributes:    orEmpty(l.Attributes, emptyObject),
 		Events:        orEmpty(l.Events, emptyArray),
 		Links:         orEmpty(l.Links, emptyArray),
-		Resource:      orEmpty(l.Resource.Attributes, emptyObject),
+		resource:      orEmpty(l.Resource.Attributes, emptyObject),
 		Scope:         l.Scope,
 		Exchange:      -1,
 	}
@@ -126,7 +127,7 @@ func (l *spanLine) view() *viewSpan {
 	// A key of another type than the viewer expects is only not used.
 	_ = json.Unmarshal(v.Attributes, &v.attrs)
 	var res resourceKeys
-	_ = json.Unmarshal(v.Resource, &res)
+	_ = json.Unmarshal(v.resource, &res)
 	v.Service = firstNonEmpty(str(res.ServiceOverride), str(res.ServiceName))
 	v.run = firstNonEmpty(str(res.RunID), str(v.attrs.RunID))
 	v.serverType = str(res.ServerType)

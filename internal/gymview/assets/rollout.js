@@ -36,6 +36,7 @@ export function rolloutPage(main, params) {
   async function load() {
     if (data && !data.in_flight && quiet >= QUIET_POLLS) return;
     const { data: d, etag: t } = await api('rollout', { run, id });
+    if (!data) performance.mark('viewer:fetched'); // the first answer, parsed
     if (t === etag) {
       if (!d.in_flight) quiet++;
       return;
@@ -78,6 +79,7 @@ export function rolloutPage(main, params) {
     else if (detailOpen) showDetail();
     loaded();
     if (!main.dataset.rendered) {
+      performance.mark('viewer:built');
       // First paint of the waterfall: the benchmark reads the time.
       requestAnimationFrame(() => setTimeout(() => {
         main.dataset.renderMs = String(Math.round(performance.now()));
@@ -100,12 +102,28 @@ export function rolloutPage(main, params) {
     }
     const frag = document.createDocumentFragment();
     frag.append(el('div', { class: 'axis' }, el('div', { class: 'muted', text: fmtInt(data.spans.length) + ' spans' }), ticks));
+    // One row per span, cloned from a template (10,000 rows build in a
+    // fraction of the time createElement would take).
+    const tpl = el('div', { class: 'span-row', role: 'treeitem' },
+      el('div', { class: 'label' }, el('span', { class: 'fold' }), el('span', { class: 'name' }), el('span', { class: 'svc' })),
+      el('div', { class: 'track' }, el('div', { class: 'bar' })));
+    const errMark = el('span', { class: 'err-mark', title: 'status ERROR', text: '!' });
+    const modelMark = el('span', { class: 'model-mark', title: 'model call', text: '⇄' });
     rows = data.spans.map((s, i) => {
       const x = s.exchange >= 0 ? data.exchanges[s.exchange] : null;
-      const bar = el('div', { class: 'bar ' + svcClass(s.service) });
+      const row = tpl.cloneNode(true);
+      const label = row.firstChild;
+      const track = row.lastChild;
+      const name = label.children[1];
+      name.textContent = s.name;
+      label.lastChild.textContent = s.service;
+      if (s.model_call) label.insertBefore(modelMark.cloneNode(true), name);
+      if (s.status === 'ERROR') label.insertBefore(errMark.cloneNode(true), label.children[1]);
+      label.style.paddingLeft = Math.min(s.depth, MAX_INDENT) * INDENT_PX + 'px';
+      const bar = track.firstChild;
+      bar.className = 'bar ' + svcClass(s.service);
       bar.style.left = pct(s.start / dur);
       bar.style.width = pct(Math.max(s.end - s.start, 0) / dur);
-      const track = el('div', { class: 'track' }, bar);
       if (x) {
         // Beside the bar where there is room: after it, before it, or on it.
         const note = el('span', { class: 'note', text: exchangeNote(x) });
@@ -117,19 +135,18 @@ export function rolloutPage(main, params) {
         }
         track.append(note);
       }
-      const label = el('div', { class: 'label' },
-        el('span', { class: 'fold' }),
-        s.status === 'ERROR' ? el('span', { class: 'err-mark', title: 'status ERROR', text: '!' }) : null,
-        s.model_call ? el('span', { class: 'model-mark', title: 'model call', text: '⇄' }) : null,
-        el('span', { class: 'name', text: s.name }),
-        el('span', { class: 'svc', text: s.service }));
-      label.style.paddingLeft = Math.min(s.depth, MAX_INDENT) * INDENT_PX + 'px';
-      return el('div', {
-        class: 'span-row' + (s.status === 'ERROR' ? ' error' : '') + (s.descendants ? ' parent' : '') + (s.model_call ? ' model-call' : ''),
-        role: 'treeitem',
-        title: s.name + ' · ' + s.service + ' · ' + fmtNS(s.end - s.start),
-        data: { i, spanId: s.span_id, parentId: s.parent_span_id, depth: s.depth, status: s.status, exchange: s.exchange },
-      }, label, track);
+      if (s.status === 'ERROR') row.classList.add('error');
+      if (s.descendants) row.classList.add('parent');
+      if (s.model_call) row.classList.add('model-call');
+      row.title = s.name + ' · ' + s.service + ' · ' + fmtNS(s.end - s.start);
+      const ds = row.dataset;
+      ds.i = i;
+      ds.spanId = s.span_id;
+      ds.parentId = s.parent_span_id;
+      ds.depth = s.depth;
+      ds.status = s.status;
+      ds.exchange = s.exchange;
+      return row;
     });
     frag.append(...rows);
     fill(wf, frag);
@@ -219,7 +236,7 @@ export function rolloutPage(main, params) {
       el('div', { id: 'events' }, s.events.length ? s.events.map(eventBox) : el('div', { class: 'muted', text: 'none' })),
       el('h2', { text: 'Links (' + s.links.length + ')' }),
       el('div', { id: 'links' }, s.links.length ? s.links.map(linkBox) : el('div', { class: 'muted', text: 'none' })),
-      el('details', null, el('summary', { text: 'Resource' }), kvTable(s.resource)),
+      el('details', null, el('summary', { text: 'Resource' }), kvTable(data.resources[s.resource])),
       s.scope ? el('details', null, el('summary', { text: 'Scope' }), kvTable(s.scope)) : null,
     );
   }
@@ -294,33 +311,49 @@ export function rolloutPage(main, params) {
     return captures.get(n);
   }
 
+  // A rollout with many model calls lists its exchanges when asked: each is
+  // already beside its span in the waterfall.
+  const LAZY_EXCHANGES = 200;
+
   function renderExchanges() {
     if (!data.capture) {
       fill(xsBox, el('h2', { text: 'Model exchanges' }), el('p', { class: 'muted', text: 'No ' + data.id + '.capture.jsonl in the capture dir.' }));
       return;
     }
+    const title = 'Model exchanges (' + data.exchanges.length + ')';
+    if (data.exchanges.length <= LAZY_EXCHANGES) {
+      fill(xsBox, el('h2', { text: title }), exchangeTable());
+      return;
+    }
+    const box = el('details', { id: 'exchanges-more' }, el('summary', null, el('h2', { text: title + ': show' })));
+    box.addEventListener('toggle', () => {
+      if (box.open && box.children.length === 1) box.append(exchangeTable());
+    });
+    fill(xsBox, box);
+  }
+
+  function exchangeTable() {
     const byExchange = new Map();
     data.spans.forEach((s, i) => { if (s.exchange >= 0) byExchange.set(s.exchange, i); });
-    fill(xsBox, el('h2', { text: 'Model exchanges (' + data.exchanges.length + ')' }),
-      el('table', { class: 'grid', id: 'exchange-table' },
-        el('thead', null, el('tr', null, ['#', 'Start', 'Model', 'Status', 'Error category', 'Latency', 'TTFT', 'Span'].map((t) => el('th', { text: t })))),
-        el('tbody', null, data.exchanges.map((x, k) => el('tr', {
-          class: x.status_code >= 400 || x.error_category ? 'failed' : '',
-          data: { n: x.n },
-          onclick: () => {
-            const i = byExchange.get(k);
-            if (i != null) select(i, true, true);
-            else { detail.hidden = false; fill(detail, exchangeSection(x)); }
-          },
+    return el('table', { class: 'grid', id: 'exchange-table' },
+      el('thead', null, el('tr', null, ['#', 'Start', 'Model', 'Status', 'Error category', 'Latency', 'TTFT', 'Span'].map((t) => el('th', { text: t })))),
+      el('tbody', null, data.exchanges.map((x, k) => el('tr', {
+        class: x.status_code >= 400 || x.error_category ? 'failed' : '',
+        data: { n: x.n },
+        onclick: () => {
+          const i = byExchange.get(k);
+          if (i != null) select(i, true, true);
+          else { detail.hidden = false; fill(detail, exchangeSection(x)); }
         },
-        el('td', { class: 'num', text: x.n + 1 }),
-        el('td', { text: '+' + fmtNS(x.start) }),
-        el('td', { text: x.model }),
-        el('td', { class: 'status', text: x.status_code }),
-        el('td', { text: x.error_category || '' }),
-        el('td', { class: 'num', text: fmtMS(x.latency_ms) }),
-        el('td', { class: 'num', text: fmtMS(x.latency_ttft_ms) }),
-        el('td', { class: 'mono', text: x.span_id || 'not joined' }))))));
+      },
+      el('td', { class: 'num', text: x.n + 1 }),
+      el('td', { text: '+' + fmtNS(x.start) }),
+      el('td', { text: x.model }),
+      el('td', { class: 'status', text: x.status_code }),
+      el('td', { text: x.error_category || '' }),
+      el('td', { class: 'num', text: fmtMS(x.latency_ms) }),
+      el('td', { class: 'num', text: fmtMS(x.latency_ttft_ms) }),
+      el('td', { class: 'mono', text: x.span_id || 'not joined' })))));
   }
 
   function modelCall(d) {
