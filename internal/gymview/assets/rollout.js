@@ -104,6 +104,8 @@ export function rolloutPage(main, params) {
     frag.append(el('div', { class: 'axis' }, el('div', { class: 'muted', text: fmtInt(data.spans.length) + ' spans' }), ticks));
     // One row per span, cloned from a template (10,000 rows build in a
     // fraction of the time createElement would take).
+    // The label column has 38%, and the details may take 40% of the page.
+    const trackPx = Math.max(200, wf.clientWidth * 0.62 * 0.6);
     const tpl = el('div', { class: 'span-row', role: 'treeitem' },
       el('div', { class: 'label' }, el('span', { class: 'fold' }), el('span', { class: 'name' }), el('span', { class: 'svc' })),
       el('div', { class: 'track' }, el('div', { class: 'bar' })));
@@ -125,14 +127,17 @@ export function rolloutPage(main, params) {
       bar.style.left = pct(s.start / dur);
       bar.style.width = pct(Math.max(s.end - s.start, 0) / dur);
       if (x) {
-        // Beside the bar where there is room: after it, before it, or on it.
-        const note = el('span', { class: 'note', text: exchangeNote(x) });
-        if (s.end / dur <= 0.6) note.style.left = 'calc(' + pct(s.end / dur) + ' + 4px)';
-        else if (s.start / dur >= 0.4) note.style.right = 'calc(' + pct(1 - s.start / dur) + ' + 4px)';
-        else {
+        // Beside the bar on its roomier side, or on the bar when neither
+        // side has room for it (about 6 px a character).
+        const text = exchangeNote(x);
+        const note = el('span', { class: 'note', text });
+        const before = s.start / dur;
+        const after = 1 - s.end / dur;
+        if (Math.max(before, after) * trackPx < text.length * 6 + 8) {
           note.classList.add('on-bar');
-          note.style.left = 'calc(' + pct(s.start / dur) + ' + 4px)';
-        }
+          note.style.left = 'calc(' + pct(before) + ' + 4px)';
+        } else if (after >= before) note.style.left = 'calc(' + pct(1 - after) + ' + 4px)';
+        else note.style.right = 'calc(' + pct(1 - before) + ' + 4px)';
         track.append(note);
       }
       if (s.status === 'ERROR') row.classList.add('error');
