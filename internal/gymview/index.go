@@ -99,6 +99,16 @@ func (ix *rolloutIndex) reset() {
 	ix.gen++
 }
 
+// reserve sizes the empty index for about n rollouts, so that reading a
+// large rollouts.jsonl does not grow its maps step by step.
+func (ix *rolloutIndex) reserve(n int) {
+	n = min(n, 1<<22)
+	ix.rows = make([]*rollout, 0, n)
+	ix.byKey = make(map[rolloutKey]*rollout, n)
+	ix.byRoot = make(map[string]*rollout, n)
+	ix.ids = make(map[string]struct{}, n)
+}
+
 // refresh reads what was appended to rollouts.jsonl. Callers hold ix.mu.
 func (ix *rolloutIndex) refresh() error {
 	f, st, err := ix.dir.open(rolloutsFile)
@@ -122,6 +132,9 @@ func (ix *rolloutIndex) refresh() error {
 	}
 	if st.Size() == ix.offset {
 		return nil
+	}
+	if ix.offset == 0 {
+		ix.reserve(int(st.Size() / 250)) // gymspans writes about 300 bytes a line
 	}
 	stats, err := eachLine(io.NewSectionReader(f, ix.offset, st.Size()-ix.offset), maxRolloutLine, ix.add)
 	ix.offset += stats.consumed
