@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,8 +23,9 @@ var (
 
 // captureDir reads files of one directory: only names that passed the rule
 // (fileName), opened with openat(O_NOFOLLOW) relative to the directory's own
-// descriptor, and only regular files. A symlink, a FIFO or a directory with
-// a valid name is refused; nothing outside the directory is ever opened.
+// descriptor, and only regular files with one name. A symlink, a hard link,
+// a FIFO or a directory with a valid name is refused; nothing outside the
+// directory is ever opened.
 //
 // The directory may not exist yet (the viewer starts before the exporter
 // creates it): it is opened on first use and until then looks empty.
@@ -77,6 +79,12 @@ func (d *captureDir) open(name fileName) (*os.File, os.FileInfo, error) {
 	if !st.Mode().IsRegular() {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w (%s)", name.s, errNotRegular, st.Mode().Type())
+	}
+	// A second name of a file elsewhere, as gymspans refuses it too: its
+	// writers never make one.
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w (a hard link)", name.s, errNotRegular)
 	}
 	return f, st, nil
 }

@@ -178,6 +178,7 @@ func TestHostileRequests(t *testing.T) {
 		"/api/rollout?id=..", "/api/rollout?id=../secret.txt", "/api/rollout?id=..%2Fsecret.txt",
 		"/api/rollout?id=%2e%2e", "/api/rollout?id=evil%00", "/api/rollout?id=",
 		"/api/rollout?id=evil", "/api/rollout?id=inside", "/api/rollout?id=up", "/api/rollout?id=fifo", "/api/rollout?id=sub",
+		"/api/rollout?id=hard",
 		"/api/capture?id=evil&n=0", "/api/capture?id=..&n=0", "/api/capture?id=ok&n=-1", "/api/capture?id=ok&n=x",
 		"/assets/../secret.txt", "/assets/..%2fsecret.txt", "/assets/%2e%2e/secret.txt", "/%2e%2e/secret.txt",
 		"/assets//app.js", "/assets/a%5cb", "/api/rollouts?sort=nope", "/api/rollouts?offset=-1",
@@ -194,9 +195,16 @@ func TestHostileRequests(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, get(t, h, "/api/rollout?id=evil").Code, "a symlink")
 	assert.Equal(t, http.StatusNotFound, get(t, h, "/api/rollout?id=missing").Code)
 	// The listing never shows what is not a regular file.
+	h.scan.next = time.Time{}
 	body := get(t, h, "/api/runs").Body.String()
-	assert.NotContains(t, body, "evil")
-	assert.NotContains(t, body, secret)
+	assert.JSONEq(t, `{"runs":[{"run":"","rollouts":0,"failed":0,"in_flight":1,"duration_ms":0,"edges":0,"calls":0}]}`, body, "ok.spans.jsonl only")
+	list := get(t, h, "/api/rollouts?run=").Body.String()
+	assert.Contains(t, list, `"id":"ok"`)
+	for _, b := range []string{body, list} {
+		assert.NotContains(t, b, "evil")
+		assert.NotContains(t, b, "hard")
+		assert.NotContains(t, b, secret)
+	}
 
 	req := httptest.NewRequest(http.MethodGet, "/api/runs", nil)
 	req.Host = "rebound.example:13180"

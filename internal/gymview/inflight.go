@@ -34,15 +34,16 @@ const (
 type dirScan struct {
 	dir *captureDir
 
-	next   time.Time // no scan before
-	mtime  unix.Timespec
-	ids    map[string]struct{} // rollouts with a spans file
-	flight map[string]*rollout // rollouts read as in flight, by id
-	gen    uint64
+	next    time.Time // no scan before
+	mtime   unix.Timespec
+	ids     map[string]struct{} // rollouts with a spans file
+	flight  map[string]*rollout // rollouts read as in flight, by id
+	refused map[string]struct{} // spans files the viewer does not open (a hard link): not listed
+	gen     uint64
 }
 
 func newDirScan(dir *captureDir) *dirScan {
-	return &dirScan{dir: dir, ids: map[string]struct{}{}, flight: map[string]*rollout{}}
+	return &dirScan{dir: dir, ids: map[string]struct{}{}, flight: map[string]*rollout{}, refused: map[string]struct{}{}}
 }
 
 // refresh rescans the directory when it changed. Callers hold the index lock.
@@ -80,6 +81,11 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 			delete(s.flight, id)
 		}
 	}
+	for id := range s.refused {
+		if _, ok := ids[id]; !ok {
+			delete(s.refused, id)
+		}
+	}
 	budget := firstLineBudget
 	for _, id := range s.pending(ix) {
 		if budget == 0 {
@@ -87,7 +93,11 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 			break
 		}
 		budget--
-		s.flight[id] = s.readFirstLine(id)
+		if r := s.readFirstLine(id); r != nil {
+			s.flight[id] = r
+		} else {
+			s.refused[id] = struct{}{}
+		}
 	}
 	s.gen++
 	if cost := time.Since(start) * scanCostFactor; cost > minScanInterval && s.next.After(now) {
@@ -104,7 +114,9 @@ func (s *dirScan) pending(ix *rolloutIndex) []string {
 		if _, done := ix.ids[id]; done {
 			continue
 		}
-		if _, read := s.flight[id]; !read {
+		_, read := s.flight[id]
+		_, refused := s.refused[id]
+		if !read && !refused {
 			out = append(out, id)
 		}
 	}
@@ -126,11 +138,14 @@ func (s *dirScan) inFlight(run string, ix *rolloutIndex) []*rollout {
 }
 
 // readFirstLine learns a rollout's run and a start time from the first line
-// of its spans file.
+// of its spans file; nil when the file is not one the viewer opens.
 func (s *dirScan) readFirstLine(id string) *rollout {
 	r := &rollout{ID: id, InFlight: true}
 	name, _ := rolloutFile(id, spansSuffix)
 	f, _, err := s.dir.open(name)
+	if errors.Is(err, errNotRegular) {
+		return nil
+	}
 	if err != nil {
 		return r
 	}
