@@ -6,7 +6,9 @@ package gymview
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -28,30 +30,38 @@ func parseRolloutLine(line []byte) (rolloutLine, bool) {
 	return l, true
 }
 
+// rolloutLineFields maps each json name of rolloutLine to its field.
+var rolloutLineFields = func() map[string]int {
+	m := map[string]int{}
+	t := reflect.TypeFor[rolloutLine]()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[name] = i
+	}
+	return m
+}()
+
 // set stores one member; it reports false for a value encoding/json would
 // read differently (or refuse).
 func (l *rolloutLine) set(key, val []byte, isString bool) bool {
-	var dst *string
-	switch string(key) {
-	case "rollout_id":
-		dst = &l.RolloutID
-	case "run_id":
-		dst = &l.RunID
-	case "trace_id":
-		dst = &l.TraceID
-	case "root_span_id":
-		dst = &l.RootSpanID
-	case "start_time":
-		dst = &l.StartTime
-	case "end_time":
-		dst = &l.EndTime
-	case "status":
-		dst = &l.Status
-	case "service_name":
-		dst = &l.ServiceName
-	case "name":
-		dst = &l.Name
-	case "error_count":
+	i, known := rolloutLineFields[string(key)]
+	if !known {
+		// encoding/json matches names without regard to case.
+		for name := range rolloutLineFields {
+			if bytes.EqualFold([]byte(name), key) {
+				return false
+			}
+		}
+		return true
+	}
+	f := reflect.ValueOf(l).Elem().Field(i)
+	switch f.Kind() {
+	case reflect.String:
+		if !isString {
+			return string(val) == "null" // null leaves a string as it is
+		}
+		f.SetString(string(val))
+	case reflect.Int:
 		if isString {
 			return false
 		}
@@ -59,26 +69,12 @@ func (l *rolloutLine) set(key, val []byte, isString bool) bool {
 		if err != nil {
 			return false
 		}
-		l.ErrorCount = n
-		return true
+		f.SetInt(int64(n))
 	default:
-		// encoding/json matches names without regard to case.
-		for _, k := range rolloutLineKeys {
-			if bytes.EqualFold(k, key) {
-				return false
-			}
-		}
-		return true
+		return false
 	}
-	if !isString {
-		return string(val) == "null" // null leaves a string as it is
-	}
-	*dst = string(val)
 	return true
 }
-
-var rolloutLineKeys = [][]byte{[]byte("rollout_id"), []byte("run_id"), []byte("trace_id"), []byte("root_span_id"), []byte("start_time"),
-	[]byte("end_time"), []byte("status"), []byte("error_count"), []byte("service_name"), []byte("name")}
 
 // decodeFlat walks a JSON object whose members are strings without escapes,
 // integers, true, false or null, calling set for each. It reports false,

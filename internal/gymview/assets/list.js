@@ -26,7 +26,19 @@ function selectable(tbody) {
       key = k;
       mark();
     },
+    // key moves the selection on j/k and the arrows.
+    key(e) {
+      const d = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 }[e.key];
+      if (d) this.move(d);
+      return !!d;
+    },
   };
+}
+
+// rowsPage is the controller of a page with a selectable table: j/k and
+// the arrows move the selection, other keys go to keys(event, selected row).
+function rowsPage(load, sel, keys, destroy) {
+  return { poll: load, key: (e) => sel.key(e) || keys(e, sel.row), destroy };
 }
 
 function th(text, cls, onclick) {
@@ -75,19 +87,13 @@ export function runsPage(main) {
   }
 
   load().catch((e) => main.append(errorBox(e)));
-  return {
-    poll: load,
-    key(e) {
-      const r = sel.row;
-      switch (e.key) {
-        case 'j': case 'ArrowDown': sel.move(1); return true;
-        case 'k': case 'ArrowUp': sel.move(-1); return true;
-        case 'Enter': if (r) go('run', { run: r.dataset.run }); return !!r;
-        case 'm': if (r) go('map', { run: r.dataset.run }); return !!r;
-      }
-      return false;
-    },
-  };
+  return rowsPage(load, sel, (e, r) => {
+    switch (e.key) {
+      case 'Enter': if (r) go('run', { run: r.dataset.run }); return !!r;
+      case 'm': if (r) go('map', { run: r.dataset.run }); return !!r;
+    }
+    return false;
+  });
 }
 
 const SORTS = ['start', 'duration', 'errors', 'id'];
@@ -212,24 +218,17 @@ export function rolloutsPage(main, params) {
   }
 
   load().catch(showError);
-  return {
-    poll: load,
-    key(e) {
-      const r = sel.row;
-      switch (e.key) {
-        case 'j': case 'ArrowDown': sel.move(1); return true;
-        case 'k': case 'ArrowUp': sel.move(-1); return true;
-        case 'Enter': if (r) r.click(); return !!r;
-        case 'f': failed.checked = !failed.checked; failed.dispatchEvent(new Event('change')); return true;
-        case 's': st.sort = SORTS[(SORTS.indexOf(st.sort) + 1) % SORTS.length]; sortSel.value = st.sort; st.offset = 0; update(); return true;
-        case 'o': orderBtn.click(); return true;
-        case 'n': case 'ArrowRight': return page(1);
-        case 'p': case 'ArrowLeft': return page(-1);
-        case 'm': go('map', { run: st.run }); return true;
-        case 'Escape': go('', {}); return true;
-      }
-      return false;
-    },
-    destroy() { clearTimeout(timer); },
-  };
+  return rowsPage(load, sel, (e, r) => {
+    switch (e.key) {
+      case 'Enter': if (r) r.click(); return !!r;
+      case 'f': failed.checked = !failed.checked; failed.dispatchEvent(new Event('change')); return true;
+      case 's': st.sort = SORTS[(SORTS.indexOf(st.sort) + 1) % SORTS.length]; sortSel.value = st.sort; st.offset = 0; update(); return true;
+      case 'o': orderBtn.click(); return true;
+      case 'n': case 'ArrowRight': return page(1);
+      case 'p': case 'ArrowLeft': return page(-1);
+      case 'm': go('map', { run: st.run }); return true;
+      case 'Escape': go('', {}); return true;
+    }
+    return false;
+  }, () => clearTimeout(timer));
 }
