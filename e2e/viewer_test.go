@@ -159,6 +159,7 @@ func plantSecret(t *testing.T, dir string) string {
 type rolloutsEntry struct {
 	RolloutID  string `json:"rollout_id"`
 	RunID      string `json:"run_id"`
+	TraceID    string `json:"trace_id"`
 	Status     string `json:"status"`
 	ErrorCount int    `json:"error_count"`
 }
@@ -379,6 +380,12 @@ func TestViewer(t *testing.T) {
 			assert.Contains(t, text, captures[n]["model_call_id"])
 			assert.Contains(t, text, "upstream_error")
 			assert.Contains(t, text, "500")
+			// The failed span's exception event, with its stack trace.
+			events := evalJS[string](b, `document.getElementById('events').innerText`)
+			assert.Contains(t, events, "exception")
+			assert.Contains(t, evalJS[string](b, `document.querySelector('#events pre.stacktrace').textContent`), "Traceback")
+			// The rollout links to its trace in Jaeger (jaeger_url is set).
+			assert.Equal(t, "http://127.0.0.1:16686/trace/"+rollouts[id].TraceID, evalJS[string](b, `document.getElementById('jaeger-link').href`))
 			for _, part := range []string{"request", "response"} {
 				b.click("#show-" + part)
 				b.wait(`!document.getElementById('capture-body').hidden && document.getElementById('capture-body').dataset.part === '` + part + `'`)
@@ -412,6 +419,7 @@ func TestViewer(t *testing.T) {
 		assert.ElementsMatch(t, want, got)
 		labels := evalJS[string](b, `Array.from(document.querySelectorAll('#service-map g.edge text'), (t) => t.textContent).join('\n')`)
 		assert.Contains(t, labels, "calls")
+		assert.Contains(t, labels, "errors")
 		assert.Contains(t, labels, "p50")
 		assert.Contains(t, labels, "p99")
 		b.shot(shots, "map.png")
