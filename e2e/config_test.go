@@ -76,6 +76,7 @@ func onFreePorts(t *testing.T, file string, p ports) string {
 		":14317", fmt.Sprintf(":%d", p.GRPC),
 		":14318", fmt.Sprintf(":%d", p.HTTP),
 		":13133", fmt.Sprintf(":%d", p.Health),
+		":13180", fmt.Sprintf(":%d", p.View),
 		"port: 8888", fmt.Sprintf("port: %d", p.Metrics),
 	)
 	return writeFile(t, t.TempDir(), file, r.Replace(string(b)))

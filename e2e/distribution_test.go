@@ -6,7 +6,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +37,7 @@ func standaloneOnPorts(t *testing.T, p ports) string {
 		"127.0.0.1:4317", fmt.Sprintf("127.0.0.1:%d", p.GRPC),
 		"127.0.0.1:4318", fmt.Sprintf("127.0.0.1:%d", p.HTTP),
 		"127.0.0.1:13133", fmt.Sprintf("127.0.0.1:%d", p.Health),
+		"127.0.0.1:13180", fmt.Sprintf("127.0.0.1:%d", p.View),
 		"port: 8888", fmt.Sprintf("port: %d", p.Metrics),
 	).Replace(string(b))
 	if cfg == string(b) {
@@ -155,7 +158,7 @@ func TestStandaloneEndToEnd(t *testing.T) {
 // embedded standalone config on its fixed loopback ports. Skipped when one of
 // those ports is taken on this machine.
 func TestEmbeddedDefault(t *testing.T) {
-	for _, port := range []int{4317, 4318, 13133, 8888} {
+	for _, port := range []int{4317, 4318, 13133, 13180, 8888} {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			t.Skipf("port %d is in use here; the embedded default needs it", port)
@@ -164,7 +167,7 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 	captureDir := filepath.Join(t.TempDir(), "captures")
 	col := startCollector(t, ports{Health: 13133}, []string{"NEMO_GYM_CAPTURE_DIR=" + captureDir})
-	for _, port := range []int{4317, 4318, 8888} {
+	for _, port := range []int{4317, 4318, 13180, 8888} {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			t.Errorf("embedded default does not listen on 127.0.0.1:%d: %v", port, err)
@@ -174,6 +177,17 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 	if _, err := os.Stat(captureDir); err != nil {
 		t.Errorf("embedded default did not create NEMO_GYM_CAPTURE_DIR: %v", err)
+	}
+	// The rollout viewer (gymview) serves the same capture dir (SPEC §8).
+	resp, err := http.Get("http://127.0.0.1:13180/api/runs")
+	if err != nil {
+		t.Errorf("embedded default does not serve the viewer on 127.0.0.1:13180: %v", err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Security-Policy") == "" || !strings.Contains(string(body), `"runs":[]`) {
+			t.Errorf("viewer on 13180: %s, CSP %q, body %s", resp.Status, resp.Header.Get("Content-Security-Policy"), body)
+		}
 	}
 	if err := col.stop(); err != nil {
 		t.Fatalf("exit on SIGTERM: %v", err)
@@ -190,7 +204,7 @@ func TestComponents(t *testing.T) {
 		"name: gym", "name: gymspans", "name: otlp", "name: prometheus", "name: batch", "name: memory_limiter",
 		"name: groupbytrace", "name: transform", "name: resource", "name: attributes", "name: filter",
 		"name: tail_sampling", "name: otlp_http", "name: debug", "name: file", "name: health_check",
-		"name: pprof", "name: zpages", "name: file_storage", "name: bearertokenauth",
+		"name: pprof", "name: zpages", "name: file_storage", "name: bearertokenauth", "name: gymview",
 	} {
 		if !strings.Contains(out, name+"\n") {
 			t.Errorf("components does not list %q", name)

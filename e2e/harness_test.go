@@ -53,21 +53,22 @@ func freePort(t testing.TB) int {
 
 // ports are the loopback listeners of one collector under test.
 type ports struct {
-	GRPC, HTTP, Health, Metrics int
+	GRPC, HTTP, Health, Metrics, View int
 }
 
 func newPorts(t testing.TB) ports {
-	return ports{GRPC: freePort(t), HTTP: freePort(t), Health: freePort(t), Metrics: freePort(t)}
+	return ports{GRPC: freePort(t), HTTP: freePort(t), Health: freePort(t), Metrics: freePort(t), View: freePort(t)}
 }
 
-// expand replaces ${GRPC}, ${HTTP}, ${HEALTH}, ${METRICS} and ${CAPTURE_DIR}
-// in a config template.
+// expand replaces ${GRPC}, ${HTTP}, ${HEALTH}, ${METRICS}, ${VIEW} and
+// ${CAPTURE_DIR} in a config template.
 func (p ports) expand(tmpl, captureDir string) string {
 	return strings.NewReplacer(
 		"${GRPC}", fmt.Sprint(p.GRPC),
 		"${HTTP}", fmt.Sprint(p.HTTP),
 		"${HEALTH}", fmt.Sprint(p.Health),
 		"${METRICS}", fmt.Sprint(p.Metrics),
+		"${VIEW}", fmt.Sprint(p.View),
 		"${CAPTURE_DIR}", captureDir,
 	).Replace(tmpl)
 }

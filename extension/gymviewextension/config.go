@@ -1,0 +1,46 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymviewextension // import "github.com/otelcol-gym/otelcol-gym/extension/gymviewextension"
+
+import (
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
+)
+
+// Config is the configuration of the gymview extension (SPEC §8).
+type Config struct {
+	// ServerConfig is the HTTP server the viewer listens on (endpoint, TLS,
+	// auth, ...). Default endpoint: 127.0.0.1:13180.
+	ServerConfig confighttp.ServerConfig `mapstructure:",squash"`
+
+	// CaptureDir is the directory to show: the gymspans exporter's
+	// capture_dir. Required. It may not exist yet when the collector starts.
+	CaptureDir string `mapstructure:"capture_dir"`
+
+	// JaegerURL, when set, makes each rollout page link to its trace in this
+	// Jaeger UI (<jaeger_url>/trace/<trace id>). Default: none.
+	JaegerURL string `mapstructure:"jaeger_url"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks the configuration; it has no side effects.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.ServerConfig.NetAddr.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint must not be empty"))
+	}
+	if c.CaptureDir == "" {
+		errs = append(errs, errors.New("capture_dir must not be empty"))
+	}
+	if err := gymview.ValidateJaegerURL(c.JaegerURL); err != nil {
+		errs = append(errs, fmt.Errorf("jaeger_url: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,53 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymviewextension
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		check   func(t *testing.T, c *Config)
+		wantErr string
+	}{
+		{name: "", check: func(t *testing.T, c *Config) {
+			assert.Equal(t, "127.0.0.1:13180", c.ServerConfig.NetAddr.Endpoint, "the default endpoint, loopback")
+			assert.Equal(t, "/var/lib/gym/captures", c.CaptureDir)
+			assert.Empty(t, c.JaegerURL)
+		}},
+		{name: "all", check: func(t *testing.T, c *Config) {
+			assert.Equal(t, "127.0.0.1:23180", c.ServerConfig.NetAddr.Endpoint)
+			assert.Equal(t, "http://jaeger.example:16686", c.JaegerURL)
+			assert.Equal(t, 5*time.Second, c.ServerConfig.ReadHeaderTimeout, "confighttp's keys are the extension's")
+		}},
+		{name: "no_dir", wantErr: "capture_dir must not be empty"},
+		{name: "bad_jaeger", wantErr: "jaeger_url"},
+		{name: "no_endpoint", wantErr: "endpoint must not be empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(component.NewIDWithName(componentType, tc.name).String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = cfg.(*Config).Validate()
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, cfg.(*Config))
+		})
+	}
+}

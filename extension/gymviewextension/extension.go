@@ -1,0 +1,80 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymviewextension // import "github.com/otelcol-gym/otelcol-gym/extension/gymviewextension"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/extension"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
+)
+
+// viewExtension serves the rollout viewer (internal/gymview, the handler the
+// `otelcol-gym view` subcommand serves too) on its own HTTP server.
+type viewExtension struct {
+	cfg *Config
+	set extension.Settings
+
+	handler *gymview.Handler
+	server  *http.Server
+	done    sync.WaitGroup
+}
+
+func newViewExtension(cfg *Config, set extension.Settings) *viewExtension {
+	return &viewExtension{cfg: cfg, set: set}
+}
+
+func (e *viewExtension) Start(ctx context.Context, host component.Host) error {
+	h, err := gymview.New(gymview.Options{
+		CaptureDir: e.cfg.CaptureDir,
+		JaegerURL:  e.cfg.JaegerURL,
+		LocalOnly:  gymview.IsLoopback(e.cfg.ServerConfig.NetAddr.Endpoint),
+		Logger:     e.set.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := e.cfg.ServerConfig.ToListener(ctx)
+	if err != nil {
+		h.Close()
+		return fmt.Errorf("gymview: listening on %s: %w", e.cfg.ServerConfig.NetAddr.Endpoint, err)
+	}
+	srv, err := e.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, h)
+	if err != nil {
+		ln.Close()
+		h.Close()
+		return err
+	}
+	e.handler, e.server = h, srv
+	e.set.Logger.Info("Serving the rollout viewer",
+		zap.String("endpoint", ln.Addr().String()), zap.String("capture_dir", e.cfg.CaptureDir))
+	e.done.Add(1)
+	go func() {
+		defer e.done.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	}()
+	return nil
+}
+
+func (e *viewExtension) Shutdown(ctx context.Context) error {
+	if e.server == nil {
+		return nil
+	}
+	err := e.server.Shutdown(ctx)
+	e.done.Wait()
+	e.handler.Close()
+	return err
+}
+
+var _ extension.Extension = (*viewExtension)(nil)

@@ -1,0 +1,120 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymview
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// CommandName is the subcommand of otelcol-gym that serves the viewer.
+const CommandName = "view"
+
+// RunCommand is `otelcol-gym view [--capture-dir DIR] [--listen ADDR]
+// [--jaeger-url URL]`: it serves the viewer until SIGINT or SIGTERM and
+// returns the exit code. args are the arguments after "view".
+func RunCommand(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("otelcol-gym "+CommandName, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	defDir := os.Getenv("NEMO_GYM_CAPTURE_DIR")
+	if defDir == "" {
+		defDir = "./captures"
+	}
+	dir := fs.String("capture-dir", defDir, "the capture dir to show ($NEMO_GYM_CAPTURE_DIR, else ./captures)")
+	listen := fs.String("listen", DefaultEndpoint, "host:port to serve on (loopback unless you widen it)")
+	jaeger := fs.String("jaeger-url", "", "a Jaeger UI (e.g. http://127.0.0.1:16686): rollout pages link to their trace there")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL]\n\n"+
+			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n\n", CommandName, DefaultEndpoint)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "otelcol-gym %s: unexpected argument %q\n", CommandName, fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	if err := ValidateJaegerURL(*jaeger); err != nil {
+		fmt.Fprintf(stderr, "otelcol-gym %s: --jaeger-url: %v\n", CommandName, err)
+		return 2
+	}
+	log := newCommandLogger(stderr)
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, log, *dir, *listen, *jaeger, stderr); err != nil {
+		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, log *zap.Logger, dir, listen, jaeger string, stderr io.Writer) error {
+	if st, err := os.Stat(dir); err != nil {
+		log.Warn("The capture dir does not exist (yet); the viewer shows it once it does", zap.String("capture_dir", dir))
+	} else if !st.IsDir() {
+		return fmt.Errorf("--capture-dir %s is not a directory", dir)
+	}
+	h, err := New(Options{CaptureDir: dir, JaegerURL: jaeger, LocalOnly: IsLoopback(listen), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	// The address actually bound (with --listen 127.0.0.1:0, the port chosen).
+	fmt.Fprintf(stderr, "otelcol-gym %s: serving %s on http://%s/\n", CommandName, dir, ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// IsLoopback reports whether a host:port listens on loopback only
+// (127.0.0.0/8, ::1 or localhost).
+func IsLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func newCommandLogger(w io.Writer) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeLevel = zapcore.CapitalLevelEncoder
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel)
+	return zap.New(core)
+}

@@ -1,0 +1,145 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymview
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Errors of captureDir.open, mapped to HTTP statuses by the handler.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+)
+
+// captureDir reads files of one directory: only names that passed the rule
+// (fileName), opened with openat(O_NOFOLLOW) relative to the directory's own
+// descriptor, and only regular files with one name. A symlink, a hard link,
+// a FIFO or a directory with a valid name is refused; nothing outside the
+// directory is ever opened.
+//
+// The directory may not exist yet (the viewer starts before the exporter
+// creates it): it is opened on first use and until then looks empty.
+type captureDir struct {
+	path string
+
+	mu sync.Mutex
+	fd int // -1 until opened
+}
+
+func newCaptureDir(path string) *captureDir { return &captureDir{path: path, fd: -1} }
+
+func (d *captureDir) dirFD() (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd >= 0 {
+		return d.fd, nil
+	}
+	fd, err := unix.Open(d.path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	d.fd = fd
+	return fd, nil
+}
+
+// open opens name for reading. A missing file is fs.ErrNotExist; a name that
+// is not a regular file (a symlink among them) is errNotRegular.
+func (d *captureDir) open(name fileName) (*os.File, os.FileInfo, error) {
+	if name.s == "" {
+		return nil, nil, fs.ErrInvalid
+	}
+	dirfd, err := d.dirFD()
+	if err != nil {
+		return nil, nil, err
+	}
+	// O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+	fd, err := unix.Openat(dirfd, name.s, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, nil, fmt.Errorf("%s: %w (a symbolic link)", name.s, errNotRegular)
+	case err != nil:
+		return nil, nil, &fs.PathError{Op: "open", Path: name.s, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name.s)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w (%s)", name.s, errNotRegular, st.Mode().Type())
+	}
+	// A second name of a file elsewhere, as gymspans refuses it too: its
+	// writers never make one.
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w (a hard link)", name.s, errNotRegular)
+	}
+	return f, st, nil
+}
+
+// stat is open's fstat without keeping the file: size and mtime of a regular
+// file, for caches keyed by them.
+func (d *captureDir) stat(name fileName) (os.FileInfo, error) {
+	f, st, err := d.open(name)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return st, nil
+}
+
+// entries lists the regular files of the directory by name (the types come
+// from getdents; no file is opened). A directory that does not exist yet has
+// none.
+func (d *captureDir) entries() ([]string, error) {
+	dirfd, err := d.dirFD()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A descriptor of its own: reading a directory moves its offset.
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	var names []string
+	for {
+		des, err := f.ReadDir(4096)
+		for _, de := range des {
+			if de.Type().IsRegular() {
+				names = append(names, de.Name())
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return names, nil
+			}
+			return names, err
+		}
+	}
+}
+
+func (d *captureDir) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd >= 0 {
+		unix.Close(d.fd)
+		d.fd = -1
+	}
+}

@@ -1,0 +1,22 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package gymview is the rollout viewer of SPEC §8: a read-only web UI over a
+// capture dir, shared by the `otelcol-gym view` subcommand and the gymview
+// extension.
+//
+// Data flow of one request:
+//
+//	HTTP → Handler.ServeHTTP (path check, CSP) → API (runs, rollouts, rollout, capture, service map)
+//	     → captureDir.open (a name that passes the rollout-id rule, openat O_NOFOLLOW, regular files only)
+//
+// The Go side owns the data and the pages stay thin: rollouts.jsonl is read
+// incrementally into an index (rolloutIndex) that lists and pages a run of
+// 100,000 rollouts without opening any spans file but those of the page shown;
+// rollouts still in flight are the <id>.spans.jsonl files of a directory scan
+// (dirScan) with no rollouts.jsonl line yet. A rollout's page reads its
+// <id>.spans.jsonl and <id>.capture.jsonl and joins the model exchanges to the
+// model-call spans (join.go). The embedded pages (assets/) build the DOM with
+// textContent only, under a Content-Security-Policy that allows no inline
+// script.
+package gymview // import "github.com/otelcol-gym/otelcol-gym/internal/gymview"

@@ -1,0 +1,211 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymview
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// maxRolloutLine bounds a rollouts.jsonl line (they are a few hundred bytes).
+const maxRolloutLine = 1 << 20
+
+// rollout is what the viewer knows of one (run, rollout id) from
+// rollouts.jsonl, or, for one still in flight, from its spans file.
+type rollout struct {
+	ID, Run             string
+	TraceID, RootSpanID string
+	Start, End          int64 // unix ns; 0 when unknown
+	Status              string
+	Errors              int
+	Roots               int // rollouts.jsonl lines (one per rollout root)
+	Service, Name       string
+	InFlight            bool
+}
+
+// failed: the rollout counted an error span or its root failed.
+func (r *rollout) failed() bool { return r.Errors > 0 || r.Status == "ERROR" }
+
+// duration is End-Start, or for a rollout in flight the time since Start.
+func (r *rollout) duration(now time.Time) time.Duration {
+	switch {
+	case r.Start == 0:
+		return 0
+	case r.InFlight:
+		return time.Duration(now.UnixNano() - r.Start)
+	case r.End < r.Start:
+		return 0
+	}
+	return time.Duration(r.End - r.Start)
+}
+
+type rolloutKey struct{ run, id string }
+
+// rolloutLine is one line of rollouts.jsonl as gymspans writes it
+// (encodeRoots in exporter/gymspansexporter). Unknown fields are ignored.
+type rolloutLine struct {
+	RolloutID   string `json:"rollout_id"`
+	RunID       string `json:"run_id"`
+	TraceID     string `json:"trace_id"`
+	RootSpanID  string `json:"root_span_id"`
+	StartTime   string `json:"start_time"`
+	EndTime     string `json:"end_time"`
+	Status      string `json:"status"`
+	ErrorCount  int    `json:"error_count"`
+	ServiceName string `json:"service_name"`
+	Name        string `json:"name"`
+}
+
+// rolloutIndex is rollouts.jsonl read incrementally: each refresh reads only
+// the bytes appended since the last one (a replaced or truncated file is
+// read again from the start). Several lines of one (run, rollout), which a
+// rollout with several roots has, make one row.
+type rolloutIndex struct {
+	dir *captureDir
+
+	mu        sync.Mutex
+	dev, ino  uint64
+	offset    int64
+	rows      []*rollout
+	byKey     map[rolloutKey]*rollout
+	byRun     map[string][]*rollout // in file order
+	byRoot    map[string]*rollout   // root span id → row, for links between rollouts
+	ids       map[string]struct{}   // every rollout id with a line, in any run
+	malformed int
+	gen       uint64 // changes whenever rows change
+	strs      map[string]string
+}
+
+func newRolloutIndex(dir *captureDir) *rolloutIndex {
+	ix := &rolloutIndex{dir: dir}
+	ix.reset()
+	return ix
+}
+
+func (ix *rolloutIndex) reset() {
+	ix.dev, ix.ino, ix.offset = 0, 0, 0
+	ix.rows = nil
+	ix.byKey = map[rolloutKey]*rollout{}
+	ix.byRun = map[string][]*rollout{}
+	ix.byRoot = map[string]*rollout{}
+	ix.ids = map[string]struct{}{}
+	ix.strs = map[string]string{}
+	ix.malformed = 0
+	ix.gen++
+}
+
+// reserve sizes the empty index for about n rollouts, so that reading a
+// large rollouts.jsonl does not grow its maps step by step.
+func (ix *rolloutIndex) reserve(n int) {
+	n = min(n, 1<<22)
+	ix.rows = make([]*rollout, 0, n)
+	ix.byKey = make(map[rolloutKey]*rollout, n)
+	ix.byRoot = make(map[string]*rollout, n)
+	ix.ids = make(map[string]struct{}, n)
+}
+
+// refresh reads what was appended to rollouts.jsonl. Callers hold ix.mu.
+func (ix *rolloutIndex) refresh() error {
+	f, st, err := ix.dir.open(rolloutsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if len(ix.rows) > 0 || ix.offset > 0 {
+			ix.reset()
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var dev, ino uint64
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(sys.Dev), sys.Ino
+	}
+	if dev != ix.dev || ino != ix.ino || st.Size() < ix.offset {
+		ix.reset()
+		ix.dev, ix.ino = dev, ino
+	}
+	if st.Size() == ix.offset {
+		return nil
+	}
+	if ix.offset == 0 {
+		ix.reserve(int(st.Size() / 250)) // gymspans writes about 300 bytes a line
+	}
+	stats, err := eachLine(io.NewSectionReader(f, ix.offset, st.Size()-ix.offset), maxRolloutLine, ix.add)
+	ix.offset += stats.consumed
+	ix.malformed += stats.skipped
+	if stats.lines > 0 {
+		ix.gen++
+	}
+	return err
+}
+
+func (ix *rolloutIndex) add(line []byte) error {
+	l, ok := parseRolloutLine(line)
+	if !ok || l.RolloutID == "" {
+		ix.malformed++
+		return nil
+	}
+	start, end := parseTime(l.StartTime), parseTime(l.EndTime)
+	k := rolloutKey{run: l.RunID, id: l.RolloutID}
+	if r := ix.byKey[k]; r != nil {
+		// Another root of the same rollout: the row spans them all.
+		r.Roots++
+		if start != 0 && (r.Start == 0 || start < r.Start) {
+			r.Start = start
+			r.TraceID, r.RootSpanID = l.TraceID, l.RootSpanID
+			r.Service, r.Name = ix.intern(l.ServiceName), ix.intern(l.Name)
+		}
+		r.End = max(r.End, end)
+		r.Errors = max(r.Errors, l.ErrorCount)
+		if l.Status == "ERROR" {
+			r.Status = "ERROR"
+		}
+		if l.RootSpanID != "" {
+			ix.byRoot[l.RootSpanID] = r
+		}
+		return nil
+	}
+	r := &rollout{
+		ID: l.RolloutID, Run: ix.intern(l.RunID), TraceID: l.TraceID, RootSpanID: l.RootSpanID,
+		Start: start, End: end, Status: ix.intern(l.Status), Errors: l.ErrorCount, Roots: 1,
+		Service: ix.intern(l.ServiceName), Name: ix.intern(l.Name),
+	}
+	ix.rows = append(ix.rows, r)
+	ix.byKey[k] = r
+	ix.byRun[r.Run] = append(ix.byRun[r.Run], r)
+	ix.ids[r.ID] = struct{}{}
+	if r.RootSpanID != "" {
+		ix.byRoot[r.RootSpanID] = r
+	}
+	return nil
+}
+
+// intern keeps one copy of the strings most rows share (run, service, name).
+func (ix *rolloutIndex) intern(s string) string {
+	if v, ok := ix.strs[s]; ok {
+		return v
+	}
+	if len(ix.strs) < 1<<16 {
+		ix.strs[s] = s
+	}
+	return s
+}
+
+// parseTime reads gymspans' UTC timestamps (RFC 3339, microseconds); 0 when
+// absent or unreadable.
+func parseTime(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixNano()
+}

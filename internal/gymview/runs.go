@@ -1,0 +1,110 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymview
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// runRow is one run on the runs page: from rollouts.jsonl, the rollouts in
+// flight and service_map.json.
+type runRow struct {
+	Run        string  `json:"run"`
+	Rollouts   int     `json:"rollouts"`
+	Failed     int     `json:"failed"`
+	InFlight   int     `json:"in_flight"`
+	Start      string  `json:"start,omitempty"` // first rollout start, RFC 3339 UTC
+	End        string  `json:"end,omitempty"`   // last rollout end
+	DurationMS float64 `json:"duration_ms"`
+	Edges      int     `json:"edges"` // service-map edges of the run
+	Calls      uint64  `json:"calls"` // calls on them
+
+	startNS int64
+}
+
+// runsPage is the answer of /api/runs.
+type runsPage struct {
+	Runs      []runRow `json:"runs"`
+	Malformed int      `json:"malformed,omitempty"` // unreadable rollouts.jsonl lines
+	MapError  string   `json:"map_error,omitempty"`
+}
+
+func (h *Handler) runs() runsPage {
+	edges, mapErr := h.serviceMap()
+	h.mu.Lock()
+	h.refreshLocked()
+	byRun := map[string]*runRow{}
+	var start, end = map[string]int64{}, map[string]int64{}
+	get := func(run string) *runRow {
+		r := byRun[run]
+		if r == nil {
+			r = &runRow{Run: run}
+			byRun[run] = r
+		}
+		return r
+	}
+	note := func(run string, s, e int64) {
+		if s != 0 && (start[run] == 0 || s < start[run]) {
+			start[run] = s
+		}
+		end[run] = max(end[run], e)
+	}
+	for run, rows := range h.index.byRun {
+		r := get(run)
+		for _, x := range rows {
+			r.Rollouts++
+			if x.failed() {
+				r.Failed++
+			}
+			note(run, x.Start, x.End)
+		}
+	}
+	for id, x := range h.scan.flight {
+		if _, done := h.index.ids[id]; done {
+			continue
+		}
+		if _, ok := h.scan.ids[id]; !ok {
+			continue
+		}
+		r := get(x.Run)
+		r.InFlight++
+		note(x.Run, x.Start, 0)
+	}
+	page := runsPage{Malformed: h.index.malformed}
+	h.mu.Unlock()
+	for run, es := range edges {
+		r := get(run)
+		r.Edges = len(es)
+		for _, e := range es {
+			r.Calls += e.Calls
+		}
+	}
+	if mapErr != nil {
+		page.MapError = mapErr.Error()
+	}
+	for run, r := range byRun {
+		if s := start[run]; s != 0 {
+			r.startNS = s
+			r.Start = time.Unix(0, s).UTC().Format(time.RFC3339Nano)
+			if e := end[run]; e > s {
+				r.End = time.Unix(0, e).UTC().Format(time.RFC3339Nano)
+				r.DurationMS = float64((e-s)/1000) / 1000
+			}
+		}
+		page.Runs = append(page.Runs, *r)
+	}
+	// The latest run first.
+	slices.SortFunc(page.Runs, func(a, b runRow) int {
+		if c := cmp.Compare(b.startNS, a.startNS); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Run, b.Run)
+	})
+	if page.Runs == nil {
+		page.Runs = []runRow{}
+	}
+	return page
+}
