@@ -53,43 +53,10 @@ func procStatusKiB(pid int, field string) (int64, bool) {
 	return 0, false
 }
 
-// rssSampler records the collector's VmRSS every 250ms until stopped, for
+// sampleRSS records the collector's VmRSS every 250ms until finish, for
 // the report (the bound asserted is VmHWM, the kernel's own peak).
-type rssSampler struct {
-	mu      sync.Mutex
-	samples []int64
-	stop    chan struct{}
-	done    chan struct{}
-}
-
-func sampleRSS(pid int) *rssSampler {
-	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-				if v, ok := procStatusKiB(pid, "VmRSS"); ok {
-					s.mu.Lock()
-					s.samples = append(s.samples, v)
-					s.mu.Unlock()
-				}
-			}
-		}
-	}()
-	return s
-}
-
-func (s *rssSampler) finish() []int64 {
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.samples
+func sampleRSS(pid int) *valueSampler {
+	return sampleValues(250*time.Millisecond, func() (int64, bool) { return procStatusKiB(pid, "VmRSS") })
 }
 
 // countCombinedLines counts non-synthetic span lines in spans.jsonl and its
@@ -180,6 +147,9 @@ func TestSoak(t *testing.T) {
 	pid := col.cmd.Process.Pid
 	rss := sampleRSS(pid)
 	pending := sampleMetricPeak(t, p.Metrics, "otelcol_processor_gym_pending_spans")
+	stored := sampleMetricPeak(t, p.Metrics, "otelcol_processor_gym_storage_bytes")
+	storeDir := filepath.Join(captureDir, ".otelcol-gym")
+	storeSize := sampleDirSize(storeDir)
 
 	args := []string{
 		"--rollouts=" + strconv.Itoa(rollouts), "--concurrency=64", "--rate=" + strconv.Itoa(soakRolloutsPerSec),
@@ -189,6 +159,8 @@ func TestSoak(t *testing.T) {
 	require.NoError(t, err, "gymsim %v (blocking: it exits 1 on any span not exported):\n%s", args, out)
 	samples := rss.finish()
 	pendingPeak := pending.finish()
+	storedPeak := stored.finish()
+	storeSizes := storeSize.finish()
 	hwm, ok := procStatusKiB(pid, "VmHWM")
 	require.True(t, ok)
 	accepted, ok := scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans", `transport="grpc"`)
@@ -213,8 +185,10 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("soak %v: %d rollouts, gymsim created %d spans, %s; accepted %.0f, refused %.0f, written %d (+%d synthetic); "+
-		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples); pending spans peak %.0f",
-		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples), pendingPeak)
+		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples); pending spans peak %.0f; "+
+		"gym journal: storage_bytes peak %.0f MiB, file_storage dir at each quarter %v MiB (max %d MiB)",
+		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples), pendingPeak,
+		storedPeak/(1<<20), quarterValues(storeSizes, 20), maxOf(storeSizes)>>20)
 
 	assert.Equal(t, int(accepted), written, "spans accepted by the receiver == non-synthetic spans written")
 	if created > 0 {
@@ -223,6 +197,83 @@ func TestSoak(t *testing.T) {
 	// memory_limiter's hard limit in standalone.yaml bounds the heap; the
 	// resident set stays below it.
 	assert.Less(t, hwm>>10, int64(standaloneLimitMiB), "peak RSS (VmHWM) in MiB")
+	// The journal keeps the last checkpoint and the records after it: its
+	// size does not grow with the length of the run.
+	require.NotEmpty(t, storeSizes, "the gym processor's file_storage dir %s", storeDir)
+	if len(storeSizes) >= 8 {
+		firstHalf, secondHalf := maxOf(storeSizes[:len(storeSizes)/2]), maxOf(storeSizes[len(storeSizes)/2:])
+		assert.LessOrEqual(t, secondHalf, 2*firstHalf+64<<20, "the journal's store does not keep growing (first half max %d MiB, second %d MiB)", firstHalf>>20, secondHalf>>20)
+	}
+}
+
+// sampleDirSize records the total size of the files under dir every second.
+func sampleDirSize(dir string) *valueSampler {
+	return sampleValues(time.Second, func() (int64, bool) {
+		var n int64
+		err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+			return nil
+		})
+		return n, err == nil && n > 0
+	})
+}
+
+// valueSampler calls a probe at a period until finish, keeping its values.
+type valueSampler struct {
+	mu     sync.Mutex
+	values []int64
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func sampleValues(period time.Duration, probe func() (int64, bool)) *valueSampler {
+	s := &valueSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+				if v, ok := probe(); ok {
+					s.mu.Lock()
+					s.values = append(s.values, v)
+					s.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return s
+}
+
+func (s *valueSampler) finish() []int64 {
+	close(s.stop)
+	<-s.done
+	return s.values
+}
+
+func maxOf(v []int64) int64 {
+	var m int64
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// quarterValues are the values at each quarter of v, shifted right by shift.
+func quarterValues(v []int64, shift uint) []int64 {
+	var out []int64
+	for q := 1; q <= 4 && len(v) >= 4; q++ {
+		out = append(out, v[q*len(v)/4-1]>>shift)
+	}
+	return out
 }
 
 // TestMemoryLimiterRefusalIsRetryable: a collector whose memory_limiter is

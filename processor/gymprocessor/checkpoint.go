@@ -195,13 +195,19 @@ type snapshotter struct {
 	refList   []*rolloutSpanRef
 }
 
+// number gives v the next index of list the first time it is seen, and
+// reports whether it was new.
+func number[T comparable](ids map[T]int, list *[]T, v T) bool {
+	if _, ok := ids[v]; ok {
+		return false
+	}
+	ids[v] = len(*list)
+	*list = append(*list, v)
+	return true
+}
+
 func (s *snapshotter) node(n *node) {
-	for ; n != nil; n = n.parent {
-		if _, ok := s.nodes[n]; ok {
-			return
-		}
-		s.nodes[n] = len(s.nodeList)
-		s.nodeList = append(s.nodeList, n)
+	for ; n != nil && number(s.nodes, &s.nodeList, n); n = n.parent {
 		for _, w := range n.waiters {
 			s.node(w)
 		}
@@ -212,49 +218,30 @@ func (s *snapshotter) node(n *node) {
 }
 
 func (s *snapshotter) origin(o *origin) {
-	if _, ok := s.origins[o]; ok {
-		return
+	if number(s.origins, &s.originLst, o) {
+		s.info(o.info)
 	}
-	s.origins[o] = len(s.originLst)
-	s.originLst = append(s.originLst, o)
-	s.info(o.info)
 }
 
 func (s *snapshotter) info(in *resInfo) {
-	if _, ok := s.infos[in]; ok {
-		return
+	if number(s.infos, &s.infoList, in) {
+		s.run(in.run)
+		s.proc(in.proc)
 	}
-	s.infos[in] = len(s.infoList)
-	s.infoList = append(s.infoList, in)
-	s.run(in.run)
-	s.proc(in.proc)
 }
 
-func (s *snapshotter) run(r *runState) {
-	if _, ok := s.runs[r]; !ok {
-		s.runs[r] = len(s.runList)
-		s.runList = append(s.runList, r)
-	}
-}
+func (s *snapshotter) run(r *runState) { number(s.runs, &s.runList, r) }
 
 func (s *snapshotter) proc(p *procState) {
-	if _, ok := s.procs[p]; ok {
-		return
-	}
-	s.procs[p] = len(s.procList)
-	s.procList = append(s.procList, p)
-	if p.org != nil {
+	if number(s.procs, &s.procList, p) && p.org != nil {
 		s.origin(p.org)
 	}
 }
 
 func (s *snapshotter) synthRef(ref *rolloutSpanRef) {
-	if _, ok := s.refs[ref]; ok {
-		return
+	if number(s.refs, &s.refList, ref) {
+		s.origin(ref.org)
 	}
-	s.refs[ref] = len(s.refList)
-	s.refList = append(s.refList, ref)
-	s.origin(ref.org)
 }
 
 // collect numbers everything the state points at: tables first, so that

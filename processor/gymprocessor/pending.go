@@ -211,14 +211,8 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		e.resolveRoot(n, true)
 	case phaseRelease:
 		e.releaseNone(n, relReason)
-	case phaseSynth:
-		// R's gym.rollout never came: the SERVER span leaves as it stands.
-		e.r.synthMissed++
-		e.emit(n)
-	case phasePeer:
-		// No SERVER span told the service: it leaves with the host:port.
-		e.emit(n)
-		e.dropPeerWaiter(hs.span)
+	case phaseSynth, phasePeer:
+		e.giveUp(hs)
 	case phaseJob:
 		if !n.settled {
 			n.settled = true
@@ -228,6 +222,20 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 			}
 		}
 		e.emit(n)
+	}
+}
+
+// giveUp makes a held span whose rollout is known leave as it stands when
+// what else it waited for did not come: a parentless SERVER span whose
+// gym.rollout never left (no synthesized parent), a CLIENT span whose peer
+// no SERVER span taught (peer.service is the host:port it called).
+func (e *engine) giveUp(hs *heldSpan) {
+	if hs.phase == phaseSynth {
+		e.r.synthMissed++
+	}
+	e.emit(hs.n)
+	if hs.phase == phasePeer {
+		e.dropPeerWaiter(hs.span)
 	}
 }
 
@@ -246,12 +254,8 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 			e.resolveRoot(n, true)
 		case phaseRelease:
 			e.releaseNone(n, reason)
-		case phaseSynth:
-			e.r.synthMissed++
-			e.emit(n)
-		case phasePeer:
-			e.emit(n)
-			e.dropPeerWaiter(hs.span)
+		case phaseSynth, phasePeer:
+			e.giveUp(hs)
 		case phaseJob:
 			e.emit(n)
 		}
