@@ -119,9 +119,11 @@ func (g *gymServer) agentResponses(ctx context.Context, rollout string, req *sim
 
 // modelResponses is the model server's /v1/responses: gym.model.responses
 // around the (simulated) upstream call, and a capture line keyed by the
-// rollout id of the path.
+// rollout id of the path. As in Gym 0.7.0, whose model server opens the
+// rollout context from the /ng-rollout/ path, gym.model.responses carries
+// the rollout id.
 func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *simRequest) (int, any, error) {
-	_, span := g.m.startManaged(ctx, groupModelCall, "gym.model.responses", rollout, g.nameAttr())
+	_, span := g.m.startManaged(ctx, groupModelCall, "gym.model.responses", rollout, rolloutAttrs(rollout, g.nameAttr())...)
 	started := time.Now()
 	if d := g.cfg.rolloutDuration / time.Duration(g.cfg.modelCalls); d > 0 {
 		time.Sleep(d) // the model's latency: what makes a rollout last
