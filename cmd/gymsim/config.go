@@ -77,7 +77,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.observability, "observability", true, "Gym's observability_enabled: rollout ids, /ng-rollout/ prefixes and capture files")
 	fs.StringVar(&c.runID, "run-id", "", "nemo.run.id shared by every process (default: 12 random hex digits)")
 	fs.StringVar(&c.serviceGroup, "service-group", "nemo-gym", "service.name prefix (Gym's telemetry.service_name)")
-	fs.StringVar(&c.semconv, "server-semconv", "mixed", "HTTP semconv of SERVER spans: new (url.path, otelhttp), old (http.target, FastAPI's default) or mixed (model and agent new, resources old)")
+	fs.StringVar(&c.semconv, "server-semconv", "old", "HTTP semconv of SERVER spans: old (http.target, what opentelemetry-instrumentation-fastapi 0.66b1 emits for every Gym server), new (url.path, otelhttp) or mixed (model and agent new, resources old)")
 	fs.StringVar(&c.endpoint, "endpoint", "", "OTLP endpoint host:port or URL (default 127.0.0.1:4317 for grpc, 127.0.0.1:4318 for http)")
 	fs.StringVar(&c.protocol, "protocol", "grpc", "OTLP protocol: grpc or http (http/protobuf)")
 	fs.BoolVar(&c.blocking, "blocking", false, "the batch span processor waits for queue room instead of dropping spans")
