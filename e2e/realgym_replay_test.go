@@ -32,16 +32,17 @@ import (
 // rollouts Gym ran, the model exchanges Gym captured for each). The replay
 // posts the requests in order to the built collector over OTLP/HTTP, stops
 // it, runs the checks of the live test on the output (checkRealGym) and
-// compares the whole output with expected.json: every span of spans.jsonl
-// (its ids, trace, parent, rollout, links and the attributes the processor
-// adds), the lines of every rollout file, rollouts.jsonl and
-// service_map.json.
+// compares the whole output with collector_expected.json (not expected.json:
+// the processor's TestGolden takes every testdata dir that has one): every
+// span of spans.jsonl (its ids, trace, parent, rollout, links and the
+// attributes the processor adds), the lines of every rollout file,
+// rollouts.jsonl and service_map.json.
 //
 // Re-record with `OTELCOL_GYM_REALGYM_RECORD=$PWD/testdata make test-realgym`,
 // then `go test ./e2e -run TestRealGymReplay -update-realgym` and read the
-// diff of expected.json.
+// diff of collector_expected.json.
 
-var updateRealGym = flag.Bool("update-realgym", false, "rewrite testdata/real_gym_*/expected.json from the collector's output (inspect the diff by eye)")
+var updateRealGym = flag.Bool("update-realgym", false, "rewrite testdata/real_gym_*/collector_expected.json from the collector's output (inspect the diff by eye)")
 
 const realGymGoldenDir = "../testdata"
 
@@ -97,7 +98,7 @@ func TestRealGymReplay(t *testing.T) {
 			checkRealGym(t, m, run)
 
 			got := realGymGolden(t, run)
-			path := filepath.Join(dir, "expected.json")
+			path := filepath.Join(dir, "collector_expected.json")
 			if *updateRealGym {
 				require.NoError(t, os.WriteFile(path, got, 0o600))
 			}
@@ -186,7 +187,7 @@ type goldenSpan struct {
 	Links   []string       `json:"links,omitempty"`
 }
 
-// realGymGolden renders a run's whole output as expected.json: one span a
+// realGymGolden renders a run's whole output as collector_expected.json: one span a
 // line, sorted by span id, then the rollout files' line counts,
 // rollouts.jsonl sorted and service_map.json.
 func realGymGolden(t *testing.T, run *realGymRun) []byte {
