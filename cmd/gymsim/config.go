@@ -51,6 +51,7 @@ type config struct {
 	role          string
 	agentName     string
 	modelName     string
+	modelUpstream string
 	resourcesName string
 	modelAddr     string
 	resourcesAddr string
@@ -88,6 +89,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.role, "role", roleOrchestrator, "internal: the process role (orchestrator, agent, model, resources)")
 	fs.StringVar(&c.agentName, "agent-name", "example_single_tool_call_simple_agent", "the agent server's Gym config name")
 	fs.StringVar(&c.modelName, "model-name", "policy_model", "the model server's Gym config name")
+	fs.StringVar(&c.modelUpstream, "model-upstream", "http://127.0.0.1:8000/v1", "the base URL of the LLM the model server's (simulated) upstream calls name in url.full")
 	fs.StringVar(&c.resourcesName, "resources-name", "example_single_tool_call", "the resources server's Gym config name")
 	fs.StringVar(&c.modelAddr, "model-addr", "", "internal: host:port of the model server")
 	fs.StringVar(&c.resourcesAddr, "resources-addr", "", "internal: host:port of the resources server")
