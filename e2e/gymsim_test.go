@@ -104,8 +104,20 @@ func TestGymsimSeedRecipes(t *testing.T) {
 	}
 
 	// Verify propagation: one trace id across several service.name values.
-	out, err = runCmd(t, time.Minute, nil, "bash", "-c",
-		`cd "$1" && cat spans.jsonl | grep '"trace_id"' | jq -r '[.trace_id, .resource.attributes."service.name", .kind, .name] | @tsv' | sort`, "recipe", run.dir)
+	services, rows := seedPropagationRecipe(t, run.dir)
+	assert.Equal(t, len(run.truth), rows, "one row per span")
+	for _, r := range rollouts {
+		tid := rolloutTraceID(gymsimRunID, r)
+		assert.Len(t, services[tid], 4, "service.name values in the trace of rollout %s", r)
+	}
+}
+
+// seedPropagationRecipe runs the seed page's "Verify propagation" recipe as
+// written (with *.log replaced by spans.jsonl) in dir and returns the
+// service.name values it shows for each trace id, and its rows.
+func seedPropagationRecipe(t *testing.T, dir string) (map[string]map[string]bool, int) {
+	out, err := runCmd(t, time.Minute, nil, "bash", "-c",
+		`cd "$1" && cat spans.jsonl | grep '"trace_id"' | jq -r '[.trace_id, .resource.attributes."service.name", .kind, .name] | @tsv' | sort`, "recipe", dir)
 	require.NoError(t, err, out)
 	services := map[string]map[string]bool{}
 	rows := 0
@@ -118,11 +130,7 @@ func TestGymsimSeedRecipes(t *testing.T) {
 		services[f[0]][f[1]] = true
 		rows++
 	}
-	assert.Equal(t, len(run.truth), rows, "one row per span")
-	for _, r := range rollouts {
-		tid := rolloutTraceID(gymsimRunID, r)
-		assert.Len(t, services[tid], 4, "service.name values in the trace of rollout %s", r)
-	}
+	return services, rows
 }
 
 // gymsimRun is what one case produced.

@@ -182,18 +182,7 @@ func checkRealGymRecipes(t *testing.T, m realGymMode, run *realGymRun, knownLoss
 	assert.Equal(t, strings.Join(run.rollouts, "\n"), strings.TrimSpace(out), "rollout ids found by the seed's recipe")
 
 	// Verify propagation: one trace id across several service.name values.
-	out, err = runCmd(t, time.Minute, nil, "bash", "-c",
-		`cd "$1" && cat spans.jsonl | grep '"trace_id"' | jq -r '[.trace_id, .resource.attributes."service.name", .kind, .name] | @tsv' | sort`, "recipe", run.captureDir)
-	require.NoError(t, err, out)
-	services := map[string]map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Split(line, "\t")
-		require.Len(t, f, 4, "row %q", line)
-		if services[f[0]] == nil {
-			services[f[0]] = map[string]bool{}
-		}
-		services[f[0]][f[1]] = true
-	}
+	services, _ := seedPropagationRecipe(t, run.captureDir)
 	for _, r := range run.rollouts {
 		got := services[rolloutTraceID(m.runID, r)]
 		for _, svc := range []string{m.env_, m.agent, m.model, m.resources} {

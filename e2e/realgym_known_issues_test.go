@@ -150,12 +150,9 @@ func firstRequestWith(t *testing.T, requests [][]byte, match func(otlpSpan) bool
 func replayRealGymPaused(t *testing.T, rec realGymRecording, requests [][]byte, pause int, gap time.Duration, what string, until func(captureDir string) bool) *realGymRun {
 	dir := t.TempDir()
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), rollouts: rec.Rollouts, exchanges: rec.Exchanges}
-	p := newPorts(t)
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "realgym_collector.yaml"))
-	require.NoError(t, err)
-	cfg := strings.ReplaceAll(p.expand(string(tmpl), run.captureDir), "${RECORD_FILE}", filepath.Join(dir, "otlp-requests.jsonl"))
-	cfg = strings.Replace(cfg, "  gym:\n", "  gym:\n    wait: 3s\n    settle: 500ms\n", 1)
-	col := startCollector(t, p, nil, "--config", writeFile(t, dir, "collector.yaml", cfg))
+	col, p := startRealGymCollector(t, run, func(cfg string) string {
+		return strings.Replace(cfg, "  gym:\n", "  gym:\n    wait: 3s\n    settle: 500ms\n", 1)
+	})
 	postOTLPJSON(t, p.HTTP, requests[:pause])
 	if until == nil {
 		time.Sleep(gap) // the arrival gap under test, not synchronization

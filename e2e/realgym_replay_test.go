@@ -145,11 +145,7 @@ func readRealGymRecording(t *testing.T, dir string) (realGymRecording, realGymMo
 func replayRealGym(t *testing.T, rec realGymRecording, requests [][]byte) *realGymRun {
 	dir := t.TempDir()
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), rollouts: rec.Rollouts, exchanges: rec.Exchanges}
-	p := newPorts(t)
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "realgym_collector.yaml"))
-	require.NoError(t, err)
-	cfg := strings.ReplaceAll(p.expand(string(tmpl), run.captureDir), "${RECORD_FILE}", filepath.Join(dir, "otlp-requests.jsonl"))
-	col := startCollector(t, p, nil, "--config", writeFile(t, dir, "collector.yaml", cfg))
+	col, p := startRealGymCollector(t, run, nil)
 	postOTLPJSON(t, p.HTTP, requests)
 	run.accepted, _ = scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans")
 	require.EqualValues(t, rec.Spans, run.accepted, "spans the collector accepted = spans the real run sent")
@@ -157,6 +153,20 @@ func replayRealGym(t *testing.T, rec realGymRecording, requests [][]byte) *realG
 	run.collectorLog = col.stderr.String()
 	run.combined = readJSONLines[outSpan](t, filepath.Join(run.captureDir, "spans.jsonl"))
 	return run
+}
+
+// startRealGymCollector starts the collector of
+// testdata/realgym_collector.yaml on free ports for run, with edit (when
+// given) applied to the config's text.
+func startRealGymCollector(t *testing.T, run *realGymRun, edit func(string) string) (*collector, ports) {
+	p := newPorts(t)
+	tmpl, err := os.ReadFile(filepath.Join("testdata", "realgym_collector.yaml"))
+	require.NoError(t, err)
+	cfg := strings.ReplaceAll(p.expand(string(tmpl), run.captureDir), "${RECORD_FILE}", filepath.Join(run.dir, "otlp-requests.jsonl"))
+	if edit != nil {
+		cfg = edit(cfg)
+	}
+	return startCollector(t, p, nil, "--config", writeFile(t, run.dir, "collector.yaml", cfg)), p
 }
 
 func postOTLPJSON(t *testing.T, port int, requests [][]byte) {

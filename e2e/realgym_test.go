@@ -156,11 +156,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{}}
 	require.NoError(t, os.MkdirAll(run.captureDir, 0o750))
 
-	p := newPorts(t)
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "realgym_collector.yaml"))
-	require.NoError(t, err)
-	cfg := strings.ReplaceAll(p.expand(string(tmpl), run.captureDir), "${RECORD_FILE}", filepath.Join(dir, "otlp-requests.jsonl"))
-	col := startCollector(t, p, nil, "--config", writeFile(t, dir, "collector.yaml", cfg))
+	col, p := startRealGymCollector(t, run, nil)
 	model := startStubModel(t, realGymModelDelay)
 
 	// The prebuilt venv under every server's uv_venv_dir path.
@@ -169,7 +165,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 		require.NoError(t, os.MkdirAll(filepath.Join(venvs, d), 0o750))
 		require.NoError(t, os.Symlink(venv, filepath.Join(venvs, d, ".venv")))
 	}
-	_, err = os.Stat(filepath.Join(venv, "bin", "uv"))
+	_, err := os.Stat(filepath.Join(venv, "bin", "uv"))
 	require.True(t, os.IsNotExist(err), "the venv has no uv: Gym cannot install anything at run time")
 
 	env := append([]string{
