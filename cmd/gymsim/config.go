@@ -52,6 +52,7 @@ type config struct {
 	role          string
 	agentName     string
 	modelName     string
+	modelUpstream string
 	resourcesName string
 	modelAddr     string
 	resourcesAddr string
@@ -79,7 +80,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.observability, "observability", true, "Gym's observability_enabled: rollout ids, /ng-rollout/ prefixes and capture files")
 	fs.StringVar(&c.runID, "run-id", "", "nemo.run.id shared by every process (default: 12 random hex digits)")
 	fs.StringVar(&c.serviceGroup, "service-group", "nemo-gym", "service.name prefix (Gym's telemetry.service_name)")
-	fs.StringVar(&c.semconv, "server-semconv", "mixed", "HTTP semconv of SERVER spans: new (url.path, otelhttp), old (http.target, FastAPI's default) or mixed (model and agent new, resources old)")
+	fs.StringVar(&c.semconv, "server-semconv", "old", "HTTP semconv of SERVER spans: old (http.target, what opentelemetry-instrumentation-fastapi 0.66b1 emits for every Gym server), new (url.path, otelhttp) or mixed (model and agent new, resources old)")
 	fs.StringVar(&c.endpoint, "endpoint", "", "OTLP endpoint host:port or URL (default 127.0.0.1:4317 for grpc, 127.0.0.1:4318 for http)")
 	fs.StringVar(&c.protocol, "protocol", "grpc", "OTLP protocol: grpc or http (http/protobuf)")
 	fs.BoolVar(&c.blocking, "blocking", false, "the batch span processor waits for queue room instead of dropping spans")
@@ -90,6 +91,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.role, "role", roleOrchestrator, "internal: the process role (orchestrator, agent, model, resources)")
 	fs.StringVar(&c.agentName, "agent-name", "example_single_tool_call_simple_agent", "the agent server's Gym config name")
 	fs.StringVar(&c.modelName, "model-name", "policy_model", "the model server's Gym config name")
+	fs.StringVar(&c.modelUpstream, "model-upstream", "http://127.0.0.1:8000/v1", "the base URL of the LLM the model server's (simulated) upstream calls name in url.full")
 	fs.StringVar(&c.resourcesName, "resources-name", "example_single_tool_call", "the resources server's Gym config name")
 	fs.StringVar(&c.modelAddr, "model-addr", "", "internal: host:port of the model server")
 	fs.StringVar(&c.resourcesAddr, "resources-addr", "", "internal: host:port of the resources server")

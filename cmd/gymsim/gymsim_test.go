@@ -164,12 +164,13 @@ func TestTruthMatchesExport(t *testing.T) {
 		}
 		assert.Len(t, services[r], 4, "services of %s", r)
 		// 8 calls (run, agent loop, 3 model, 1 tool, verify): a CLIENT, a SERVER,
-		// its http receive and two http send each.
+		// its two http receive (request, disconnect) and three http send each;
+		// and the model server's 3 CLIENT calls to its LLM.
 		want := map[string]int{
-			"HTTP POST": 7, "POST /run": 1, "POST /run http receive": 1, "POST /run http send": 2,
-			"POST /ng-rollout/{rollout_id}/v1/responses": 1, "POST /ng-rollout/{rollout_id}/v1/responses http receive": 1,
-			"POST /ng-rollout/{rollout_id}/v1/responses http send": 2,
-			"POST": 5, "POST http receive": 5, "POST http send": 10,
+			"HTTP POST": 10, "POST /run": 1, "POST /run http receive": 2, "POST /run http send": 3,
+			"POST /ng-rollout/{rollout_id}/v1/responses": 1, "POST /ng-rollout/{rollout_id}/v1/responses http receive": 2,
+			"POST /ng-rollout/{rollout_id}/v1/responses http send": 3,
+			"POST": 5, "POST http receive": 10, "POST http send": 15,
 			"gym.rollout": 1, "gym.agent.responses": 1, "gym.model.responses": 3, "gym.verify": 1, "gym.tool_call": 1,
 			"gym.sandbox.exec": 1,
 		}
@@ -224,6 +225,9 @@ func TestTraceShape(t *testing.T) {
 			if strings.HasSuffix(u, "/run") {
 				assert.Equal(t, "gym.job", parent.name)
 				assert.NotContains(t, s.attrs, "nemo.gym.rollout.id", "driver calls carry no rollout id")
+			} else if strings.HasPrefix(u, "http://127.0.0.1:8000/v1/") {
+				assert.Equal(t, "nemo-gym/policy_model", s.service, "the model server calls its LLM")
+				assert.Equal(t, l.RolloutID, s.attrs["nemo.gym.rollout.id"], "in the rollout context of its request")
 			} else {
 				assert.Contains(t, u, "/ng-rollout/"+l.RolloutID+"/")
 			}

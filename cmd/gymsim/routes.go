@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // toolName is the one tool the resources server offers.
@@ -141,10 +142,13 @@ func (g *gymServer) agentResponses(ctx context.Context, rollout string, req *sim
 
 // modelResponses is the model server's /v1/responses: gym.model.responses
 // around the (simulated) upstream call, and a capture line keyed by the
-// rollout id of the path.
+// rollout id of the path. As in Gym 0.7.0, whose model server opens the
+// rollout context from the /ng-rollout/ path, gym.model.responses carries
+// the rollout id.
 func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *simRequest) (int, any, error) {
-	_, span := g.m.startManaged(ctx, groupModelCall, "gym.model.responses", rollout, g.nameAttr())
+	mctx, span := g.m.startManaged(ctx, groupModelCall, "gym.model.responses", rollout, rolloutAttrs(rollout, g.nameAttr())...)
 	started := time.Now()
+	upstream := g.startUpstreamCall(mctx, rollout)
 	g.warm.wait()
 	if d := g.cfg.rolloutDuration / time.Duration(g.cfg.modelCalls); d > 0 {
 		time.Sleep(d) // the model's latency: what makes a rollout last
@@ -162,6 +166,10 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 		c := "upstream_error"
 		category = &c
 		resp = map[string]any{"error": map[string]any{"message": "upstream model failed", "code": 500}}
+	}
+	if upstream != nil {
+		upstream.SetAttributes(attribute.Int("http.response.status_code", status))
+		endSpan(upstream, err)
 	}
 	if span != nil {
 		span.SetAttributes(attribute.String("nemo.gym.model_request.id", respID))
@@ -187,6 +195,24 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 		}
 	}
 	return status, resp, err
+}
+
+// startUpstreamCall starts the CLIENT span of the model server's call to its
+// LLM, which Gym makes through server_utils.request like every other call
+// (the LLM itself is simulated: no request leaves, so no SERVER span and no
+// traceparent). Gym 0.7.0's model server runs it in the rollout context it
+// opened from the /ng-rollout/ path, so it carries the rollout id; its URL
+// is the LLM's, with no prefix. Nil with http_client off.
+func (g *gymServer) startUpstreamCall(ctx context.Context, rollout string) trace.Span {
+	if !g.m.groups[groupHTTPClient] {
+		return nil
+	}
+	_, span := g.m.client.Start(ctx, "HTTP POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		rolloutAttrs(rollout,
+			attribute.String("http.request.method", http.MethodPost),
+			attribute.String("url.full", g.cfg.modelUpstream+"/responses"))...))
+	g.m.record(span, "HTTP POST", trace.SpanKindClient, rollout)
+	return span
 }
 
 // verify is the resources server's /verify, gym.verify around it.

@@ -97,17 +97,46 @@ func (s *server) handler() http.Handler {
 	if !s.m.groups[groupServer] {
 		return inner
 	}
+	var instrumented http.Handler
 	if s.semconv == "old" {
-		return s.oldSemconv(inner)
+		instrumented = s.oldSemconv(inner)
+	} else {
+		instrumented = otelhttp.NewHandler(inner, "",
+			otelhttp.WithTracerProvider(s.tp),
+			otelhttp.WithPropagators(propagation.TraceContext{}),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+				rt, _, _ := s.routes(r.URL.Path)
+				return spanName(r.Method, rt)
+			}),
+		)
 	}
-	return otelhttp.NewHandler(inner, "",
-		otelhttp.WithTracerProvider(s.tp),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			rt, _, _ := s.routes(r.URL.Path)
-			return spanName(r.Method, rt)
-		}),
-	)
+	return afterServerSpan(instrumented)
+}
+
+// afterKey holds the spans a request ends after its SERVER span ended.
+type afterKey struct{}
+
+// afterServerSpan runs next, then ends the spans serve left open: the ASGI
+// http.disconnect receive, which Gym's middleware waits on from the start of
+// the request until the client has its response, and which so ends after
+// the SERVER span (seen in a real nemo-gym 0.7.0 run, issue #17).
+func afterServerSpan(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var after []trace.Span
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), afterKey{}, &after)))
+		for _, sp := range after {
+			sp.End()
+		}
+	})
+}
+
+// endAfterServerSpan has sp ended once the request's SERVER span ended.
+func endAfterServerSpan(ctx context.Context, sp trace.Span) {
+	if after, ok := ctx.Value(afterKey{}).(*[]trace.Span); ok {
+		*after = append(*after, sp)
+		return
+	}
+	sp.End()
 }
 
 // oldSemconv mimics opentelemetry-instrumentation-asgi 0.65b0 with the old
@@ -156,7 +185,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// serve runs one request: the ASGI receive, the route, the ASGI sends.
+// serve runs one request as opentelemetry-instrumentation-fastapi 0.66b1
+// records it under Gym: the ASGI http.request receive, then the
+// http.disconnect receive (open until after the SERVER span ends), the
+// route, the http.response.start send and two http.response.body sends.
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	rt, rollout, ok := s.routes(r.URL.Path)
@@ -181,8 +213,12 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(body) > 0 {
 		err = json.Unmarshal(body, &req)
 	}
+	var disc trace.Span
 	if recv != nil {
 		recv.End()
+		_, disc = s.m.asgi.Start(ctx, name+" http receive", trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("asgi.event.type", "http.disconnect")))
+		endAfterServerSpan(ctx, disc)
 	}
 	if err != nil {
 		http.Error(w, `{"detail":"bad request"}`, http.StatusBadRequest)
@@ -197,6 +233,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	if instrumented {
 		s.m.record(serverSpan, name, trace.SpanKindServer, truthRollout)
 		s.m.record(recv, name+" http receive", trace.SpanKindInternal, truthRollout)
+		s.m.record(disc, name+" http receive", trace.SpanKindInternal, truthRollout)
 	}
 
 	status, resp, herr := rt.handle(ctx, rollout, &req)
@@ -232,6 +269,11 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = w.Write(out)
 	if send != nil {
+		send.End()
+		// The last body message (more_body false): Gym's servers send two.
+		_, send = s.m.asgi.Start(ctx, name+" http send", trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("asgi.event.type", "http.response.body")))
+		s.m.record(send, name+" http send", trace.SpanKindInternal, truthRollout)
 		send.End()
 	}
 }

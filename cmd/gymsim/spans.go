@@ -102,10 +102,14 @@ func (s groupSet) String() string {
 
 // Instrumentation scopes, as Gym's spans carry them.
 const (
-	scopeManaged = "nemo.lens.helpers"                     // managed_span
-	scopeClient  = "nemo.gym"                              // client_span in server_utils
-	scopeASGI    = "opentelemetry.instrumentation.asgi"    // http send / http receive
-	scopeFastAPI = "opentelemetry.instrumentation.fastapi" // SERVER spans with old semconv
+	scopeManaged = "nemo.lens.helpers" // managed_span
+	scopeClient  = "nemo.gym"          // client_span in server_utils
+	// SERVER spans with the old semconv and their http send / http receive
+	// children: the FastAPI instrumentor hands its own tracer to the ASGI
+	// middleware (opentelemetry-instrumentation-fastapi 0.66b1, as under
+	// nemo-gym 0.7.0).
+	scopeFastAPI   = "opentelemetry.instrumentation.fastapi"
+	fastAPIVersion = "0.66b1"
 )
 
 // rolloutKey holds the current rollout id, Gym's current_rollout_id() ContextVar.
@@ -141,8 +145,8 @@ func newSpanMaker(c *config, tp trace.TracerProvider, truth *truthWriter) *spanM
 		service:       c.serviceName(c.role),
 		managed:       tp.Tracer(scopeManaged, trace.WithInstrumentationVersion(lensVersion)),
 		client:        tp.Tracer(scopeClient, trace.WithInstrumentationVersion(gymVersion)),
-		asgi:          tp.Tracer(scopeASGI, trace.WithInstrumentationVersion("0.65b0")),
-		fastapi:       tp.Tracer(scopeFastAPI, trace.WithInstrumentationVersion("0.65b0")),
+		asgi:          tp.Tracer(scopeFastAPI, trace.WithInstrumentationVersion(fastAPIVersion)),
+		fastapi:       tp.Tracer(scopeFastAPI, trace.WithInstrumentationVersion(fastAPIVersion)),
 		prop:          propagation.TraceContext{},
 		truth:         truth,
 	}

@@ -24,8 +24,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 //   - NaN and ±Inf doubles, which Python prints as the invalid tokens NaN and
 //     Infinity, are written as the strings "NaN", "Infinity", "-Infinity"
 //     (the proto3 JSON convention, also used by format otlp_json).
-//   - A double keeps a fraction or exponent ("1.0", "1e+21") so Python's
-//     json.loads reads it back as a float, as Python's repr would.
+//   - A double is written as Python's repr writes it ("1.0", "0.0001",
+//     "1e-05", "1e+16"), so Python's json.loads reads it back as a float.
 //   - Bytes values are base64 strings, maps are objects, empty values null.
 //   - Times are UTC with microseconds, truncated (Python rounds through a
 //     float, which can differ in the last digit); a zero start or end time
@@ -36,6 +36,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -43,16 +44,46 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// appendConsoleDouble writes f as a JSON number that reads back as a float,
-// or as the string "NaN", "Infinity" or "-Infinity".
+// appendConsoleDouble writes f as Python writes it, a JSON number that reads
+// back as a float, or as the string "NaN", "Infinity" or "-Infinity".
 func appendConsoleDouble(b []byte, f float64) []byte {
-	start := len(b)
-	b = appendJSONDouble(b, f)
-	if b[start] == '"' {
-		return b // not finite
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendJSONDouble(b, f) // the strings
 	}
+	return appendPythonFloat(b, f)
+}
+
+// appendPythonFloat formats a finite f as Python's float repr (and so its
+// json.dumps) does: the shortest digits that read back as f, in fixed
+// notation when the decimal exponent is in [-4, 16) ("0.0001", "1e+16" is
+// not), keeping ".0" on an integral value; otherwise as strconv's 'e' form,
+// which is Python's too ("1e-05", "1.5e+300": a sign and at least two
+// exponent digits).
+func appendPythonFloat(b []byte, f float64) []byte {
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	exp, neg, i := 0, false, len(e)-1
+	for ; e[i] != 'e'; i-- {
+	}
+	for _, c := range e[i+1:] {
+		switch c {
+		case '-':
+			neg = true
+		case '+':
+		default:
+			exp = exp*10 + int(c-'0')
+		}
+	}
+	if neg {
+		exp = -exp
+	}
+	if exp < -4 || exp >= 16 {
+		return append(b, e...)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	for _, c := range b[start:] {
-		if c == '.' || c == 'e' {
+		if c == '.' {
 			return b
 		}
 	}

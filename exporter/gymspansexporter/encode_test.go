@@ -361,9 +361,16 @@ func TestAppendJSONString(t *testing.T) {
 	}
 }
 
+// TestConsoleDoubles: doubles as Python's repr writes them (the values are
+// Python 3.13's repr of each; TestConsolePythonFidelity in e2e compares with
+// the real SDK's console lines).
 func TestConsoleDoubles(t *testing.T) {
 	for in, want := range map[float64]string{
-		1: "1.0", -3: "-3.0", 0.25: "0.25", 1e21: "1e+21", 1e-7: "1e-7", 123456789: "123456789.0", 1.5e300: "1.5e+300",
+		1: "1.0", -3: "-3.0", 0.25: "0.25", 1e21: "1e+21", 1e-7: "1e-07", 123456789: "123456789.0", 1.5e300: "1.5e+300",
+		1e16: "1e+16", 1e15: "1000000000000000.0", 0.0001: "0.0001", 0.00001: "1e-05", 1.5e-5: "1.5e-05",
+		123456789012345680.0: "1.2345678901234568e+17", math.Copysign(0, -1): "-0.0", 0: "0.0", 5e-324: "5e-324",
+		1.7976931348623157e308: "1.7976931348623157e+308", 0.1: "0.1", 2.5e-10: "2.5e-10", 9999999999999998.0: "9999999999999998.0",
+		12345.678: "12345.678",
 	} {
 		assert.Equal(t, want, string(appendConsoleDouble(nil, in)))
 	}

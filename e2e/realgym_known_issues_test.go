@@ -1,0 +1,180 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests of what real NeMo Gym traffic showed to be wrong in the
+// product (issue #17), replayed from ../testdata/real_gym_*/ with the arrival
+// gap that made it go wrong in the real run, at a tenth of the shipped
+// timings (wait 3s, settle 500ms). They fail on the current processor and
+// are skipped unless OTELCOL_GYM_KNOWN_ISSUES=1; the fix each needs is in its
+// comment and in the issue's closing note.
+
+const knownIssuesEnv = "OTELCOL_GYM_KNOWN_ISSUES"
+
+func skipKnownIssue(t *testing.T, why string) {
+	if os.Getenv(knownIssuesEnv) == "" {
+		t.Skipf("known product issue (%s=1 runs it): %s", knownIssuesEnv, why)
+	}
+}
+
+// TestRealGymReplayStartupGap: generic OpenTelemetry instrumentation of Gym
+// (no nemo.gym.server.type on any process). SPEC §4.2 keeps the first-draft
+// rule for such a run: an undecided span of a process that has shown no
+// evidence waits at most `wait`, and a run with no evidence within `wait`
+// passes through. Real Gym trips both. Its servers send their start-up spans
+// (health checks, GET /global_config_dict_yaml), then nothing until `gym
+// eval run` has imported and dispatched (30 s to 3 min here), and the run
+// passes through; and the environment server (legacy_agent), whose /run
+// carries no rollout id in any URL, never shows evidence of its own, so its
+// spans that come a batch before the agent's (the http.request receive of
+// its POST /run ends when the request arrives) wait only `wait`. In the real
+// runs 5 and 32 spans left without the rollout id their parents got (the
+// resources server's ASGI spans under a /ng-rollout/ SERVER span, the
+// environment server's and the agent's /run ASGI spans); this replay pauses
+// twice `wait` between the start-up requests and the first rollout's.
+// The fix needs a SPEC decision: give runs without nemo.gym.server.type the
+// rule runs with it have (wait by what the run shows, not by how long it was
+// quiet), e.g. count a process as serving rollouts once its SERVER spans
+// show http.route /run or a /ng-rollout/ URL, and hold a pending child whose
+// parent is expected (its parent span id is unknown yet) as long as a
+// rollout could still name it.
+func TestRealGymReplayStartupGap(t *testing.T) {
+	skipKnownIssue(t, "a run without nemo.gym.server.type passes through when Gym's start-up outlasts `wait`, and spans in flight lose their rollout ids")
+	rec, m, requests := readRealGymRecording(t, filepath.Join(realGymGoldenDir, "real_gym_generic_otel"))
+	first := firstRequestWith(t, requests, func(s otlpSpan) bool { return s.Name == "POST /run" })
+	require.Positive(t, first, "the recording starts with Gym's start-up requests")
+	// The real run's gap between its start-up and its first rollout was 30 s
+	// to 3 min against a `wait` of 30 s: here 6 s against 3 s.
+	run := replayRealGymPaused(t, rec, requests, first, 6*time.Second, "a gap of twice `wait`", nil)
+	assert.Empty(t, lostRolloutSpans(run.combined), "spans without the rollout id their ancestors or URLs give")
+	assert.ElementsMatch(t, rec.Rollouts, keys(rolloutsFileIDs(filepath.Join(run.captureDir, "rollouts.jsonl"))))
+	_ = m
+}
+
+// TestRealGymReplayEnvironmentServerFirst: in Gym 0.7.0 the driver calls an
+// environment server (nemo.gym.server.type = environment_servers,
+// legacy_agent), which calls the agent's /run. The environment server's
+// spans (its POST /run SERVER span, the ASGI spans, its HTTP POST to the
+// agent) carry no evidence; they get their rollout upward from the agent's
+// gym.rollout, in another process's batch. Each process's SDK exports every
+// 5 s on its own timer, so the environment server's batch can arrive more
+// than `settle` before the agent's. In the real run 8 of 10 rollouts lost
+// their environment-server spans (no rollout id, left in their own traces)
+// and had the agent's POST /run cut from its caller with a `parent` link,
+// breaking the driver → environment → agent chain. The fix: count
+// environment_servers among the server types that serve rollouts (SPEC §4.2's
+// list), so their undecided spans wait for evidence up to rollout_wait.
+func TestRealGymReplayEnvironmentServerFirst(t *testing.T) {
+	skipKnownIssue(t, "environment-server spans that arrive more than settle before the agent's gym.rollout lose their rollout")
+	rec, m, requests := readRealGymRecording(t, filepath.Join(realGymGoldenDir, "real_gym_gym_telemetry"))
+	env := firstRequestWith(t, requests, func(s otlpSpan) bool { return s.Name == "POST /run" && s.service == m.env_ })
+	rollout := firstRequestWith(t, requests, func(s otlpSpan) bool { return s.Name == "gym.rollout" })
+	require.Less(t, env, rollout, "the recording has an environment-server batch with POST /run before the first gym.rollout")
+	// The next batch comes when the processor has let the environment
+	// server's POST /run go (or after 10 s: then it held it, as it should).
+	run := replayRealGymPaused(t, rec, requests, env+1, 10*time.Second, "the environment server's POST /run left", func(captureDir string) bool {
+		b, _ := os.ReadFile(filepath.Join(captureDir, "spans.jsonl"))
+		return strings.Contains(string(b), `"name":"POST /run"`)
+	})
+	assert.Empty(t, lostRolloutSpans(run.combined), "spans without the rollout id their ancestors or URLs give")
+	for _, s := range run.combined {
+		if s.service() == m.env_ && strings.HasPrefix(s.Name, "POST /run") {
+			assert.NotEmpty(t, s.str("nemo.gym.rollout.id"), "environment-server span %s %s has its rollout", s.SpanID, s.Name)
+		}
+	}
+}
+
+// otlpSpan is what firstRequestWith reads of a recorded span.
+type otlpSpan struct {
+	Name    string `json:"name"`
+	service string
+}
+
+func firstRequestWith(t *testing.T, requests [][]byte, match func(otlpSpan) bool) int {
+	for i, body := range requests {
+		var req struct {
+			ResourceSpans []struct {
+				Resource struct {
+					Attributes []struct {
+						Key   string `json:"key"`
+						Value struct {
+							S string `json:"stringValue"`
+						} `json:"value"`
+					} `json:"attributes"`
+				} `json:"resource"`
+				ScopeSpans []struct {
+					Spans []otlpSpan `json:"spans"`
+				} `json:"scopeSpans"`
+			} `json:"resourceSpans"`
+		}
+		require.NoError(t, json.Unmarshal(body, &req))
+		for _, rs := range req.ResourceSpans {
+			svc := ""
+			for _, a := range rs.Resource.Attributes {
+				if a.Key == "service.name" {
+					svc = a.Value.S
+				}
+			}
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					s.service = svc
+					if match(s) {
+						return i
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("no recorded request matches")
+	return -1
+}
+
+// replayRealGymPaused replays requests[:pause], then after gap (the arrival
+// gap of the real run; or as soon as until, when given, says the collector
+// is in the state the real run's was when the rest arrived) the rest, with
+// the gym processor's wait and settle at a tenth of the shipped.
+func replayRealGymPaused(t *testing.T, rec realGymRecording, requests [][]byte, pause int, gap time.Duration, what string, until func(captureDir string) bool) *realGymRun {
+	dir := t.TempDir()
+	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), rollouts: rec.Rollouts, exchanges: rec.Exchanges}
+	col, p := startRealGymCollector(t, run, func(cfg string) string {
+		return strings.Replace(cfg, "  gym:\n", "  gym:\n    wait: 3s\n    settle: 500ms\n", 1)
+	})
+	postOTLPJSON(t, p.HTTP, requests[:pause])
+	if until == nil {
+		time.Sleep(gap) // the arrival gap under test, not synchronization
+		t.Logf("after request %d of %d: %s", pause, len(requests), what)
+	} else {
+		reached := waitFor(gap, func() bool { return until(run.captureDir) })
+		t.Logf("after request %d of %d: %s: %v", pause, len(requests), what, reached)
+	}
+	postOTLPJSON(t, p.HTTP, requests[pause:])
+	require.NoError(t, col.stop())
+	run.collectorLog = col.stderr.String()
+	run.combined = readJSONLines[outSpan](t, filepath.Join(run.captureDir, "spans.jsonl"))
+	require.Equal(t, rec.Spans, len(run.combined)-countSynthetic(run.combined), fmt.Sprintf("every replayed span written once (%d requests)", len(requests)))
+	return run
+}
+
+func countSynthetic(spans []outSpan) int {
+	n := 0
+	for _, s := range spans {
+		if s.synthetic() {
+			n++
+		}
+	}
+	return n
+}
