@@ -48,7 +48,7 @@ func TestSafeFileIDBound(t *testing.T) {
 
 func TestServesRollouts(t *testing.T) {
 	for typ, want := range map[string]bool{
-		ServerTypeAgent: true, ServerTypeModel: true, ServerTypeResources: true,
+		ServerTypeAgent: true, ServerTypeModel: true, ServerTypeResources: true, ServerTypeEnvironment: true,
 		ServerTypeOrchestrator: false, "": false, "responses_api_model": false,
 	} {
 		if got := ServesRollouts(typ); got != want {
