@@ -157,7 +157,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	if err := jr.setAside(ctx, corrupt.Error()); err != nil {
 		return err
 	}
-	return jr.checkpoint(ctx, eng.snapshot())
+	return jr.checkpoint(ctx, jr.next-1, eng.snapshot())
 }
 
 // record writes a batch or tick to the journal under the lock; without
@@ -193,14 +193,16 @@ func (p *gymProcessor) delivered(_ context.Context, seq uint64, r *round) {
 // holds new rounds back until the rounds in flight are handed on, so the
 // checkpoint follows only delivered rounds.
 func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	jr := p.jr
-	if jr == nil || p.shutdown || jr.bytes == 0 {
+	if jr == nil {
 		return
 	}
+	p.mu.Lock()
+	written := jr.bytes.Load()
 	now := p.clock.Now()
-	if jr.bytes < max(checkpointBytes, checkpointsPerState*jr.checkpointSize) && now.Sub(jr.lastCheckpoint) < checkpointEvery {
+	if p.shutdown || written == 0 ||
+		(written < max(checkpointBytes, checkpointsPerState*jr.checkpointSize) && now.Sub(jr.lastCheckpoint) < checkpointEvery) {
+		p.mu.Unlock()
 		return
 	}
 	p.quiesce = true
@@ -208,15 +210,22 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 		p.idle.Wait()
 	}
 	snap := p.eng.snapshot()
-	err := jr.checkpoint(ctx, snap)
+	seq := jr.next - 1      // 0 when no record was written yet
+	jr.marks = jr.marks[:0] // every round so far is delivered: none is replayed
 	jr.lastCheckpoint = now
 	p.quiesce = false
 	p.idle.Broadcast()
-	if err != nil {
+	p.mu.Unlock()
+
+	// Written without the lock: records keep coming meanwhile.
+	if err := jr.checkpoint(ctx, seq, snap); err != nil {
 		p.diag.storageFailed(err)
 		return
 	}
+	jr.bytes.Add(-written)
+	p.mu.Lock()
 	jr.checkpointSize = int64(len(snap))
+	p.mu.Unlock()
 	p.tel.storageCheckpoints.Add(ctx, 1)
 }
 

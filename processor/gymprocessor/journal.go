@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 
 	"time"
 
@@ -42,7 +44,7 @@ import (
 // Keys, in the storage client the extension gives the processor:
 //
 //	meta                     the journal's header (journalMeta, JSON)
-//	g<gen>/c/<seq>           the checkpoint: the engine's state after record <seq>
+//	g<gen>/c/<seq>.<part>    the checkpoint: the engine's state after record <seq>, in parts
 //	g<gen>/r/<seq>           record <seq>: a batch or a tick
 //	g<gen>/d/<seq>           record <seq>'s round was delivered
 //
@@ -74,6 +76,8 @@ type journalMeta struct {
 	// HasCheckpoint; without one, replay starts from an empty engine.
 	Checkpoint    uint64 `json:"checkpoint"`
 	HasCheckpoint bool   `json:"has_checkpoint"`
+	// Parts is the number of the checkpoint's parts.
+	Parts int `json:"parts,omitempty"`
 	// First is the first record kept (Checkpoint + 1 once compacted).
 	First uint64 `json:"first"`
 	// Aside is the generation set aside last, 0 if none; AsideWhy says why.
@@ -87,6 +91,15 @@ type journalMeta struct {
 func recordKey(gen uint64, kind byte, seq uint64) string {
 	return fmt.Sprintf("g%d/%c/%016x", gen, kind, seq)
 }
+
+func checkpointKey(gen, seq uint64, part int) string {
+	return fmt.Sprintf("g%d/c/%016x.%04x", gen, seq, part)
+}
+
+// checkpointPart bounds a checkpoint part: the store writes one part a
+// transaction, so a record waiting behind the checkpoint waits for one
+// part, not for the whole state.
+const checkpointPart = 1 << 20
 
 // fingerprint names what a replay's decisions depend on: the configuration
 // and the engine's build. A journal written under another fingerprint may
@@ -166,7 +179,11 @@ type journal struct {
 	fingerprint string
 	config      json.RawMessage
 	next        uint64 // sequence of the next record
-	bytes       int64  // bytes of the records written since the checkpoint
+	// bytes counts the records written since the checkpoint.
+	bytes atomic.Int64
+	// metaMu orders the header's changes: records are written under the
+	// processor's lock, a checkpoint without it.
+	metaMu sync.Mutex
 	// marks are the delivered rounds not yet marked in the store: each
 	// goes with the next record written (a tick comes at least every
 	// second), so a mark costs no transaction of its own.
@@ -236,19 +253,23 @@ func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
 	lj := &loadedJournal{}
 	gen := j.meta.Generation
 	if j.meta.HasCheckpoint {
-		b, err := j.client.Get(ctx, recordKey(gen, 'c', j.meta.Checkpoint))
-		if err != nil {
-			return nil, fmt.Errorf("reading the checkpoint: %w", err)
+		var state []byte
+		for part := range max(1, j.meta.Parts) {
+			b, err := j.client.Get(ctx, checkpointKey(gen, j.meta.Checkpoint, part))
+			if err != nil {
+				return nil, fmt.Errorf("reading the checkpoint: %w", err)
+			}
+			kind, _, payload, derr := decodeRecord(b)
+			if derr == nil && kind != recordCheckpoint {
+				derr = fmt.Errorf("%w: checkpoint key holds a record of kind %q", errCorruptRecord, kind)
+			}
+			if derr != nil {
+				lj.corrupt = fmt.Errorf("checkpoint %d, part %d: %w", j.meta.Checkpoint, part, derr)
+				return lj, nil
+			}
+			state = append(state, payload...)
 		}
-		kind, _, payload, derr := decodeRecord(b)
-		if derr == nil && kind != recordCheckpoint {
-			derr = fmt.Errorf("%w: checkpoint key holds a record of kind %q", errCorruptRecord, kind)
-		}
-		if derr != nil {
-			lj.corrupt = fmt.Errorf("checkpoint %d: %w", j.meta.Checkpoint, derr)
-			return lj, nil
-		}
-		lj.checkpoint = payload
+		lj.checkpoint = state
 	}
 	const chunk = 256
 	for seq := j.next; ; seq += chunk {
@@ -291,6 +312,8 @@ func (j *journal) append(ctx context.Context, kind byte, now int64, payload []by
 	for _, m := range j.marks {
 		ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'd', m), deliveredValue))
 	}
+	j.metaMu.Lock()
+	defer j.metaMu.Unlock()
 	if seq == j.meta.First && !j.meta.HasCheckpoint {
 		// The generation's first record: its header goes with it.
 		m, _ := json.Marshal(j.meta)
@@ -300,7 +323,7 @@ func (j *journal) append(ctx context.Context, kind byte, now int64, payload []by
 		return 0, fmt.Errorf("gym processor storage: recording a %s: %w", recordName(kind), err)
 	}
 	j.next++
-	j.bytes += int64(len(b))
+	j.bytes.Add(int64(len(b)))
 	j.marks = j.marks[:0]
 	return seq, nil
 }
@@ -334,32 +357,47 @@ func recordName(kind byte) string {
 	return "record"
 }
 
-// checkpoint writes state as the state after record seq (the last written)
-// and the header that points at it, in one storage batch; then deletes what
-// it replaces. Called under the processor's lock with no round in flight.
-func (j *journal) checkpoint(ctx context.Context, state []byte) error {
-	seq := j.next - 1 // 0 when no record was written yet
+// checkpoint writes state as the state after record seq, in parts of one
+// transaction each, then the header that points at it, then deletes what it
+// replaces. Records after seq are written meanwhile (the processor's lock
+// is not held: only the snapshot needed it); seq's round and every round
+// before it were delivered.
+func (j *journal) checkpoint(ctx context.Context, seq uint64, state []byte) error {
+	gen := j.meta.Generation
+	parts := 0
+	for off := 0; off < len(state) || parts == 0; off += checkpointPart {
+		b := encodeRecord(nil, recordCheckpoint, 0, state[off:min(off+checkpointPart, len(state))])
+		if err := j.client.Set(ctx, checkpointKey(gen, seq, parts), b); err != nil {
+			return fmt.Errorf("gym processor storage: writing a checkpoint: %w", err)
+		}
+		parts++
+	}
+	j.metaMu.Lock()
 	old := j.meta
-	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First = seq, true, seq+1
+	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First, j.meta.Parts = seq, true, seq+1, parts
 	m, _ := json.Marshal(j.meta)
-	b := encodeRecord(nil, recordCheckpoint, 0, state)
-	if err := j.client.Batch(ctx, storage.SetOperation(recordKey(j.meta.Generation, 'c', seq), b), storage.SetOperation(metaKey, m)); err != nil {
+	err := j.client.Set(ctx, metaKey, m)
+	if err != nil {
 		j.meta = old
+	}
+	j.metaMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("gym processor storage: writing a checkpoint: %w", err)
 	}
-	j.bytes = 0
-	j.marks = j.marks[:0] // rounds before the checkpoint are not replayed
-	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, seq)
+	return j.deleteRange(ctx, old, seq)
 }
 
-// deleteRange deletes generation gen's checkpoint at cp (if hasCP) and its
-// records and marks from first to last.
-func (j *journal) deleteRange(ctx context.Context, gen, cp uint64, hasCP bool, first, last uint64) error {
+// deleteRange deletes the checkpoint old points at (if any) and the records
+// and marks of its generation from old.First to last.
+func (j *journal) deleteRange(ctx context.Context, old journalMeta, last uint64) error {
+	gen := old.Generation
 	var ops []*storage.Operation
-	if hasCP {
-		ops = append(ops, storage.DeleteOperation(recordKey(gen, 'c', cp)))
+	if old.HasCheckpoint {
+		for part := range max(1, old.Parts) {
+			ops = append(ops, storage.DeleteOperation(checkpointKey(gen, old.Checkpoint, part)))
+		}
 	}
-	for s := first; s <= last; s++ {
+	for s := old.First; s <= last; s++ {
 		ops = append(ops, storage.DeleteOperation(recordKey(gen, 'r', s)), storage.DeleteOperation(recordKey(gen, 'd', s)))
 		if len(ops) >= 1024 {
 			if err := j.client.Batch(ctx, ops...); err != nil {
@@ -418,13 +456,16 @@ func (j *journal) deleteGeneration(ctx context.Context, gen uint64) {
 // reset empties the generation after a shutdown that delivered everything:
 // the next start has nothing to replay.
 func (j *journal) reset(ctx context.Context) error {
+	j.metaMu.Lock()
 	old := j.meta
-	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First = 0, false, j.next
+	j.meta.Checkpoint, j.meta.HasCheckpoint, j.meta.First, j.meta.Parts = 0, false, j.next, 0
 	m, _ := json.Marshal(j.meta)
-	if err := j.client.Set(ctx, metaKey, m); err != nil {
+	err := j.client.Set(ctx, metaKey, m)
+	j.metaMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("gym processor storage: %w", err)
 	}
-	j.bytes = 0
+	j.bytes.Store(0)
 	j.marks = j.marks[:0]
-	return j.deleteRange(ctx, old.Generation, old.Checkpoint, old.HasCheckpoint, old.First, j.next-1)
+	return j.deleteRange(ctx, old, j.next-1)
 }

@@ -247,7 +247,7 @@ func (p *gymProcessor) gaugesLocked() gauges {
 		index: int64(p.eng.idx.len()),
 	}
 	if p.jr != nil {
-		g.storage = p.jr.checkpointSize + p.jr.bytes
+		g.storage = p.jr.checkpointSize + p.jr.bytes.Load()
 	}
 	return g
 }
