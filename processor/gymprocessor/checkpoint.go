@@ -472,6 +472,11 @@ func (s *snapshotter) write() {
 		}
 		return true
 	})
+	hps = slices.Sorted(mapKeys(e.sm.untaught))
+	w.u(uint64(len(hps)))
+	for _, hp := range hps {
+		w.str(hp)
+	}
 	hps = slices.Sorted(mapKeys(e.sm.peerWaiters))
 	w.u(uint64(len(hps)))
 	for _, hp := range hps {
@@ -743,6 +748,9 @@ func (e *engine) restore(data []byte) error {
 			ent.waiters = nil
 		}
 		e.sm.table.t.Append(t, ent)
+	}
+	for range r.count() {
+		e.sm.untaught[r.str()] = struct{}{}
 	}
 	for range r.count() {
 		hp := r.str()

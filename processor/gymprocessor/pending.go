@@ -235,7 +235,7 @@ func (e *engine) giveUp(hs *heldSpan) {
 	}
 	e.emit(hs.n)
 	if hs.phase == phasePeer {
-		e.dropPeerWaiter(hs.span)
+		e.dropPeerWaiter(hs.span, true)
 	}
 }
 

@@ -117,6 +117,10 @@ type serviceMap struct {
 	// peerWaiters are the decided CLIENT spans held until a SERVER span
 	// tells the service at their host:port (phasePeer), by host:port.
 	peerWaiters map[string][]*node
+	// untaught are the host:ports a CLIENT span waited settle for and no
+	// SERVER span taught (a model server's upstream vLLM, an external API):
+	// no CLIENT span to them waits again. Cleared whole when full.
+	untaught map[string]struct{}
 }
 
 func newServiceMap(cfg *Config) *serviceMap {
@@ -128,6 +132,7 @@ func newServiceMap(cfg *Config) *serviceMap {
 		names:       make(map[string]string),
 		table:       newSynthTable(cfg.Split.MaxTrackedRoots),
 		peerWaiters: make(map[string][]*node),
+		untaught:    make(map[string]struct{}),
 	}
 	for k, v := range cfg.ServiceMap.Peers {
 		sm.configured[strings.ToLower(k)] = v
@@ -169,13 +174,28 @@ func (sm *serviceMap) learn(hp, service string) bool {
 	return !ok
 }
 
-// knows reports whether the service at hp is configured or learned.
+// knows reports whether the service at hp is configured or learned, or
+// whether waiting for it was already tried in vain.
 func (sm *serviceMap) knows(hp string) bool {
 	if _, ok := sm.configured[hp]; ok {
 		return true
 	}
-	_, ok := sm.learned[hp]
+	if _, ok := sm.learned[hp]; ok {
+		return true
+	}
+	_, ok := sm.untaught[hp]
 	return ok
+}
+
+// giveUpOn records that a CLIENT span waited for hp in vain.
+func (sm *serviceMap) giveUpOn(hp string) {
+	if hp == "" {
+		return
+	}
+	if len(sm.untaught) >= maxLearnedPeers {
+		clear(sm.untaught)
+	}
+	sm.untaught[strings.Clone(hp)] = struct{}{}
 }
 
 // peerService is the peer.service a CLIENT span gets unless it has one
@@ -398,7 +418,7 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node, sf *spanFac
 			p.peerSvc = info.service
 			if hs := p.held; hs != nil && hs.phase == phasePeer {
 				e.emit(p) // its SERVER child told it
-				e.dropPeerWaiter(hs.span)
+				e.dropPeerWaiter(hs.span, false)
 			}
 		}
 		e.learnPeer(sf.serverHP, info.service)
@@ -489,9 +509,13 @@ func (e *engine) holdForPeer(n *node) bool {
 }
 
 // dropPeerWaiter forgets the CLIENT spans of sp's host:port that no longer
-// wait, so that a host:port never learned leaves nothing behind.
-func (e *engine) dropPeerWaiter(sp ptrace.Span) {
+// wait, so that a host:port never learned leaves nothing behind; with
+// untaught, sp waited in vain, and no span to its host:port waits again.
+func (e *engine) dropPeerWaiter(sp ptrace.Span, untaught bool) {
 	hp := clientHostPort(sp.Attributes())
+	if untaught {
+		e.sm.giveUpOn(hp)
+	}
 	ws := e.sm.peerWaiters[hp]
 	kept := ws[:0]
 	for _, w := range ws {

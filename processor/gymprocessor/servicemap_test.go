@@ -556,3 +556,22 @@ func TestServiceMapSwitches(t *testing.T) {
 }
 
 func hexTrace(id pcommon.TraceID) string { return hex.EncodeToString(id[:]) }
+
+// A host:port no SERVER span ever teaches (a model server's upstream vLLM,
+// an external API) costs one wait: the first CLIENT spans to it wait settle
+// and leave with the host:port, and no later one waits.
+func TestUntaughtPeerWaitsOnce(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	llm := func(id string) sdef {
+		return sdef{id: id, parent: "0-0/model-server", trace: "t-0-0", name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "model",
+			attrs: map[string]any{"nemo.gym.rollout.id": "0-0", "url.full": "http://10.9.9.9:8000/v1/chat/completions"}}
+	}
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{llm("first")}))
+	require.Equal(t, 1, h.pending(), "nothing taught 10.9.9.9:8000 yet")
+	h.tickAt(cfg.Settle)
+	require.Zero(t, h.pending())
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{llm("second")}))
+	assert.Zero(t, h.pending(), "waited once in vain: no CLIENT span to it waits again")
+	assert.Equal(t, int64(2), h.metricSum(metricPeerServiceSet, "source", "address"))
+}
