@@ -375,3 +375,38 @@ func pick(spans []sdef, id string) sdef {
 	}
 	panic(fmt.Sprintf("no span %q", id))
 }
+
+// nemo-gym 0.7.0's environment server takes a rollout's /run from the driver
+// and calls the agent's. Its POST /run http receive ends when the rollout
+// starts, and learns its rollout when the agent's gym.rollout (and its own
+// POST /run above it) arrive at the rollout's end: a real run (issue #17) had
+// rollouts longer than wait, and those spans left without their rollout id
+// while environment_servers did not count as serving rollouts.
+func TestEnvironmentServerSpansWaitForTheirRollout(t *testing.T) {
+	cfg := issueTimingConfig()
+	procs := map[string]proc{}
+	for k, p := range gymProcs {
+		procs[k] = p
+	}
+	procs["orchestrator"] = proc{service: "nemo-gym/legacy_agent", host: "node-1", pid: 4000, run: runID, serverType: "environment_servers", scope: "opentelemetry.instrumentation.fastapi"}
+	h := newHarness(t, cfg)
+	env := []sdef{
+		{id: "env-recv", parent: "env-run", trace: "t", name: "POST /run http receive", kind: ptrace.SpanKindInternal, proc: "orchestrator", attrs: map[string]any{}},
+	}
+	h.consume(buildTraces(procs, procOrder, env))
+	h.tickAt(3 * cfg.Wait)
+	require.Equal(t, 1, h.pending(), "an environment server's span waits rollout_wait, not wait")
+	// The rollout ends: the agent's spans, the environment server's HTTP
+	// POST to the agent's /run (gymtest's "dispatch", sent here by the
+	// environment server) and its POST /run.
+	spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "env-run", trace: "t"})
+	h.consume(buildTraces(procs, procOrder, append(spans,
+		sdef{id: "env-run", trace: "t", name: "POST /run", kind: ptrace.SpanKindServer, proc: "orchestrator", attrs: map[string]any{"http.method": "POST", "http.target": "/run"}},
+	)))
+	h.tickAt(cfg.Settle)
+	h.tickAt(cfg.Wait)
+	require.Zero(t, h.pending())
+	for _, s := range h.out() {
+		assert.Equal(t, "0-0", s.Rollout, "%s of %s", s.Name, s.Service)
+	}
+}
