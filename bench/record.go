@@ -71,7 +71,7 @@ func (r *recorder) stop() []ptrace.Traces {
 	return r.reqs
 }
 
-// Span classes: how the gym processor can know a span's rollout (SPEC §4.2).
+// Span classes: how the gym processor can know a span's rollout (design §4.2).
 // Latency is reported apart for spans known at arrival and for upward roots.
 const (
 	classNone     uint8 = iota // in no rollout (gym.job, start-up spans)
@@ -82,7 +82,7 @@ const (
 
 var classNames = [...]string{"none", "direct", "downward", "upward"}
 
-// evidence finds a span's direct evidence the way SPEC §4.1 defines it with
+// evidence finds a span's direct evidence the way design §4.1 defines it with
 // the default settings.
 var rolloutInURL = regexp.MustCompile(`/ng-rollout/([A-Za-z0-9][A-Za-z0-9._-]*)/`)
 
@@ -110,7 +110,7 @@ type spanInfo struct {
 }
 
 // classify assigns every span of a recorded run its class (key: span id).
-// It follows SPEC §4.2 on the whole run: direct evidence, else the nearest
+// It follows design §4.2 on the whole run: direct evidence, else the nearest
 // ancestor's rollout, else the single rollout of the direct and downward
 // spans below it (not for job spans).
 func classify(reqs []ptrace.Traces) map[uint64]uint8 {

@@ -12,7 +12,7 @@ import (
 )
 
 // synthesize builds a Gym-shaped run with the default preset's spans
-// (reference/nemo-gym-telemetry.md §2) when gymsim is not available: one
+// (docs/design.md §7) when gymsim is not available: one
 // trace rooted at the orchestrator's gym.job, and per rollout what
 // gymtest.Rollout draws with two model calls and one resources call (the
 // orchestrator's CLIENT "HTTP POST" to /run, the agent's SERVER "POST /run"

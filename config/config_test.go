@@ -22,7 +22,7 @@ func shippedConfigs(t *testing.T) map[string]map[string]any {
 	}
 	for _, want := range []string{"standalone.yaml", "forwarder.yaml", "gateway.yaml", "jaeger.yaml", "eval-submit.yaml"} {
 		if !slices.Contains(files, want) {
-			t.Errorf("config/%s is missing (SPEC §2)", want)
+			t.Errorf("config/%s is missing (design §2)", want)
 		}
 	}
 	out := map[string]map[string]any{}
@@ -106,7 +106,7 @@ func TestListenersBindLoopback(t *testing.T) {
 }
 
 // TestTracePipelinesRunGym: every shipped config but the forwarder runs gym
-// into gymspans; the forwarder runs neither (SPEC §6).
+// into gymspans; the forwarder runs neither (design §6).
 func TestTracePipelinesRunGym(t *testing.T) {
 	for file, doc := range shippedConfigs(t) {
 		traces := mapAt(doc, "service", "pipelines", "traces")

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package config holds the example collector configurations of otelcol-gym
-// (SPEC §6) and embeds the standalone one, which is the binary's default.
+// (design §6) and embeds the standalone one, which is the binary's default.
 package config // import "github.com/otelcol-gym/otelcol-gym/config"
 
 import (

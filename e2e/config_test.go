@@ -82,7 +82,7 @@ func onFreePorts(t *testing.T, file string, p ports) string {
 	return writeFile(t, t.TempDir(), file, r.Replace(string(b)))
 }
 
-// TestShippedConfigsRun: each deployment shape of SPEC §6 starts, becomes
+// TestShippedConfigsRun: each deployment shape of design §6 starts, becomes
 // healthy and exits cleanly on SIGTERM.
 //
 // otelcol (v0.161.0, Collector.Run) reports healthy before it asks for

@@ -178,7 +178,7 @@ func TestEmbeddedDefault(t *testing.T) {
 	if _, err := os.Stat(captureDir); err != nil {
 		t.Errorf("embedded default did not create NEMO_GYM_CAPTURE_DIR: %v", err)
 	}
-	// The rollout viewer (gymview) serves the same capture dir (SPEC §8).
+	// The rollout viewer (gymview) serves the same capture dir (design §8).
 	resp, err := http.Get("http://127.0.0.1:13180/api/runs")
 	if err != nil {
 		t.Errorf("embedded default does not serve the viewer on 127.0.0.1:13180: %v", err)
@@ -194,7 +194,7 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 }
 
-// TestComponents: `otelcol-gym components` lists ours with the rest of SPEC §3.
+// TestComponents: `otelcol-gym components` lists ours with the rest of design §3.
 func TestComponents(t *testing.T) {
 	out, err := runCmd(t, time.Minute, nil, collectorBinary(t), "components")
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 // gym processor and the gymspans exporter (testdata/gymsim_collector.yaml),
 // drives it with gymsim as a NeMo Gym run of four processes, stops it, and
 // checks every output file against gymsim's truth (each span id with the
-// rollout SPEC §4.2 says it belongs to) and against what SPEC §4 and §5
+// rollout design §4.2 says it belongs to) and against what design §4 and §5
 // promise for the case.
 
 const gymsimRunID = "e2erun0001"
@@ -63,7 +63,7 @@ func gymsimCases() []gymsimCase {
 		{name: "observability_off", args: []string{"--observability=false"}, wait: "30s", settle: "5s", job: true, httpClient: true, onDiskWithin: 10 * time.Second},
 		// A cold model server: the first wave's model calls end after 4 s,
 		// past wait (2 s) and settle (1 s), so the run shows no rollout
-		// evidence until then (SPEC §4.2); every span still learns its rollout.
+		// evidence until then (design §4.2); every span still learns its rollout.
 		{
 			name: "first_evidence_after_wait", wait: "2s", settle: "1s",
 			args:          []string{"--rollouts=16", "--concurrency=8", "--cold-start=4s"},
@@ -177,7 +177,7 @@ type truthSpan struct {
 	RolloutID string `json:"rollout_id"`
 }
 
-// outSpan is the part of a gymspans console line (SPEC §5.2) the suite reads.
+// outSpan is the part of a gymspans console line (design §5.2) the suite reads.
 type outSpan struct {
 	Name         string         `json:"name"`
 	Kind         string         `json:"kind"`
@@ -225,7 +225,7 @@ func (l outLink) linkType() string {
 
 // runGymsimAgainstCollector starts a collector for the case, runs gymsim into
 // it with a truth file, stops the collector (which flushes every pending
-// decision, SPEC §4.5) and reads the outputs.
+// decision, design §4.5) and reads the outputs.
 func runGymsimAgainstCollector(t *testing.T, tc gymsimCase) *gymsimRun {
 	t.Helper()
 	tmpl, err := os.ReadFile(filepath.Join("testdata", "gymsim_collector.yaml"))
@@ -318,7 +318,7 @@ func readJSONLines[T any](t *testing.T, path string) []T {
 	return out
 }
 
-// rolloutTraceID is T' of SPEC §4.3 for a span with a run.
+// rolloutTraceID is T' of design §4.3 for a span with a run.
 func rolloutTraceID(run, rollout string) string {
 	h := sha256.New()
 	h.Write([]byte("otelcol-gym/rollout/v1"))
@@ -334,7 +334,7 @@ func rolloutTraceID(run, rollout string) string {
 	return hex.EncodeToString(id[:])
 }
 
-// syntheticSpanID is the id SPEC §4.4 gives the CLIENT span synthesized
+// syntheticSpanID is the id design §4.4 gives the CLIENT span synthesized
 // above the SERVER span serverSpanID in trace traceID.
 func syntheticSpanID(t *testing.T, traceID, serverSpanID string) string {
 	tid, err := hex.DecodeString(traceID)
@@ -585,7 +585,7 @@ func checkRolloutTree(c *rolloutChecks, tc gymsimCase, r string, spans []outSpan
 	return root
 }
 
-// checkSynthetic checks SPEC §4.4's repair without http_client: each
+// checkSynthetic checks design §4.4's repair without http_client: each
 // parentless SERVER span with direct evidence gets a synthesized CLIENT parent
 // whose parent is its rollout's gym.rollout, in the agent's service.
 func checkSynthetic(t *testing.T, tc gymsimCase, run *gymsimRun, synthetic []outSpan, byID map[string]outSpan) {

@@ -30,7 +30,7 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 		}
 	}
 	// Spans accepted by the receiver = spans written (the synthesized CLIENT
-	// spans of SPEC §4.4 aside).
+	// spans of design §4.4 aside).
 	assert.EqualValues(t, run.accepted, len(run.combined)-synthetic,
 		"otelcol_receiver_accepted_spans = lines of spans.jsonl less the %d synthesized", synthetic)
 
@@ -66,7 +66,7 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 	}
 
 	// A span outside every rollout has no rollout evidence and no ancestor in
-	// a rollout (it would have got the id downward, SPEC §4.2).
+	// a rollout (it would have got the id downward, design §4.2).
 	lost := lostRolloutSpans(run.combined)
 	known := knownRolloutLoss(m, run, lost)
 	if known != "" {

@@ -22,7 +22,7 @@ import (
 
 // TestConsolePythonFidelity: the same spans, exported by the real Python
 // SDK's ConsoleSpanExporter (Gym's console format) and by gymspans, compared
-// key by key and format by format (issue #17 acceptance 3, SPEC §5.2). Every
+// key by key and format by format (issue #17 acceptance 3, design §5.2). Every
 // key of Python's line is in ours, holding the same JSON value of the same
 // JSON type; numbers are compared as written (1.0 is not 1). Two differences
 // are the exporter's documented choices (exporter/gymspansexporter/encode.go)
@@ -71,7 +71,7 @@ func TestConsolePythonFidelity(t *testing.T) {
 	}
 	t.Logf("%d spans compared; %d timestamps differed from Python's in the last microsecond digit (rounding vs truncation)", len(python), timeDigits)
 
-	// And ours is a strict superset only by the flat fields SPEC §5.2 adds.
+	// And ours is a strict superset only by the flat fields design §5.2 adds.
 	for id, py := range python {
 		var a, b map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(py, &a))

@@ -35,7 +35,7 @@ func skipKnownIssue(t *testing.T, why string) {
 }
 
 // TestRealGymReplayStartupGap: generic OpenTelemetry instrumentation of Gym
-// (no nemo.gym.server.type on any process). SPEC §4.2 keeps the first-draft
+// (no nemo.gym.server.type on any process). design §4.2 keeps the first-draft
 // rule for such a run: an undecided span of a process that has shown no
 // evidence waits at most `wait`, and a run with no evidence within `wait`
 // passes through. Real Gym trips both. Its servers send their start-up spans

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Issue #8: what a gateway crash costs, counted by span id (SPEC §4.5, §5.1, §6).
+// Issue #8: what a gateway crash costs, counted by span id (design §4.5, §5.1, §6).
 
 // scrapeMetric sums the samples of a Prometheus metric on the collector's
 // internal metrics endpoint whose label set contains every label in

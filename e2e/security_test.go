@@ -31,7 +31,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Issue #8, SPEC §3 and §5.1: the gateway's receiver requires TLS and the
+// Issue #8, design §3 and §5.1: the gateway's receiver requires TLS and the
 // bearer token; capture files and directories get restrictive modes; every
 // listener of the shipped configs is on loopback.
 
@@ -166,7 +166,7 @@ func TestGatewayRequiresTLSAndToken(t *testing.T) {
 		assert.Zero(t, written[id], "refused span %s was written", id)
 	}
 
-	// Modes (SPEC §3, §5.1): the capture dir the exporter created 0750, the
+	// Modes (design §3, §5.1): the capture dir the exporter created 0750, the
 	// files 0640 (file_permissions, directory_permissions defaults).
 	wantModes := map[string]os.FileMode{
 		captureDir:                                  0o750,
@@ -293,7 +293,7 @@ func isLoopbackHex(addr string) bool {
 }
 
 // TestShippedListenersOnLoopback: started as shipped (ports rewritten), the
-// standalone, forwarder and gateway configs listen only on loopback (SPEC §3).
+// standalone, forwarder and gateway configs listen only on loopback (design §3).
 func TestShippedListenersOnLoopback(t *testing.T) {
 	for _, file := range []string{"standalone.yaml", "forwarder.yaml", "gateway.yaml"} {
 		t.Run(file, func(t *testing.T) {

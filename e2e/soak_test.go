@@ -278,7 +278,7 @@ func quarterValues(v []int64, shift uint) []int64 {
 
 // TestMemoryLimiterRefusalIsRetryable: a collector whose memory_limiter is
 // always over its (tiny) limit refuses exports with what OTLP clients retry:
-// gRPC codes.Unavailable, HTTP 503 (SPEC §4.5, OTLP "Failures"). The
+// gRPC codes.Unavailable, HTTP 503 (design §4.5, OTLP "Failures"). The
 // collector sends Retry-After only when the refusal carries gRPC RetryInfo,
 // which memory_limiter's does not; the test logs what it saw.
 func TestMemoryLimiterRefusalIsRetryable(t *testing.T) {

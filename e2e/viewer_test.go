@@ -27,7 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The viewer suite (issue #18, SPEC §8): a gymsim run with model errors and
+// The viewer suite (issue #18, design §8): a gymsim run with model errors and
 // re-dispatched attempts, and hostile spans and a hostile capture line, all
 // written by the built collector, then served by `otelcol-gym view` (a past
 // run) to headless Chromium, which reads every page as a person would.

@@ -153,7 +153,7 @@ func newSpanMaker(c *config, tp trace.TracerProvider, truth *truthWriter) *spanM
 }
 
 // record writes a started span to the truth with the rollout it belongs to
-// (SPEC §4.2), which is not always the rollout id it carries.
+// (design §4.2), which is not always the rollout id it carries.
 func (m *spanMaker) record(span trace.Span, name string, kind trace.SpanKind, rollout string) {
 	sc := span.SpanContext()
 	if !sc.IsValid() || !sc.IsSampled() {

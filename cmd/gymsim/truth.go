@@ -16,7 +16,7 @@ import (
 )
 
 // truthLine is one line of the truth file: a span as it was created, with the
-// rollout it belongs to by SPEC §4.2 ("" for spans in no rollout, and for
+// rollout it belongs to by design §4.2 ("" for spans in no rollout, and for
 // every span when observability is off).
 type truthLine struct {
 	SpanID    string `json:"span_id"`

@@ -12,7 +12,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 )
 
-// Config is the configuration of the gymview extension (SPEC §8).
+// Config is the configuration of the gymview extension (design §8).
 type Config struct {
 	// ServerConfig is the HTTP server the viewer listens on (endpoint, TLS,
 	// auth, ...). Default endpoint: 127.0.0.1:13180.

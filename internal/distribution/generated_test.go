@@ -24,7 +24,7 @@ var (
 )
 
 // handWritten are the non-test Go files of this package that ocb does not
-// generate. Only the embedded default may be added by hand (SPEC §3).
+// generate. Only the embedded default may be added by hand (design §3).
 var handWritten = map[string]bool{"default_config.go": true}
 
 // builderCommand finds the pinned ocb: $OCB_BIN, `builder` on PATH or in

@@ -14,7 +14,7 @@ import (
 // RunID is the run of the processes of Processes.
 const RunID = "4f2a91c0be31"
 
-// Processes are the processes of a Gym run (nemo-gym-telemetry.md §1):
+// Processes are the processes of a Gym run (docs/design.md §7):
 // "orchestrator", "agent", "model" and "resources", and "norun", a process
 // outside any run. A new map each call: tests may change theirs.
 func Processes() map[string]Process {
@@ -51,8 +51,8 @@ type RolloutOptions struct {
 	Offset int64
 }
 
-// Rollout draws rollout r the way Gym emits it (nemo-gym-telemetry.md §1,
-// §2, §5): the orchestrator's CLIENT "HTTP POST" to /run, the agent's
+// Rollout draws rollout r the way Gym emits it (docs/design.md §7): the
+// orchestrator's CLIENT "HTTP POST" to /run, the agent's
 // SERVER "POST /run" with its ASGI spans and gym.rollout, and per call
 // (ModelCalls to the model server, one to the resources server) the agent's
 // CLIENT "HTTP POST" and the callee's SERVER span with its ASGI spans. Span

@@ -9,8 +9,9 @@ import (
 	"math"
 )
 
-// captureLine is the part of one Gym capture line (one model exchange, see
-// reference/nemo-gym-telemetry.md §5) the rollout page lists. The request
+// captureLine is the part of one Gym capture line (one model exchange, as
+// Gym's model server writes it to <rollout_id>.capture.jsonl) the rollout
+// page lists. The request
 // and response bodies are fetched on demand (/api/capture).
 type captureLine struct {
 	ModelCallID string `json:"model_call_id"`

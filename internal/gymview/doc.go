@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package gymview is the rollout viewer of SPEC §8: a read-only web UI over a
+// Package gymview is the rollout viewer of design §8: a read-only web UI over a
 // capture dir, shared by the `otelcol-gym view` subcommand and the gymview
 // extension.
 //

@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultEndpoint is where the viewer listens unless told otherwise (SPEC §8).
+// DefaultEndpoint is where the viewer listens unless told otherwise (design §8).
 const DefaultEndpoint = "127.0.0.1:13180"
 
 // contentSecurityPolicy allows the page its own scripts, styles and API only:
@@ -102,7 +102,7 @@ func (h *Handler) refreshLocked() {
 	}
 }
 
-// errBadID is a rollout id that is no file name (SPEC §5.1's rule).
+// errBadID is a rollout id that is no file name (design §5.1's rule).
 var errBadID = errors.New("not a rollout id that names a file (^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$)")
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// rolloutIDPattern is SPEC §5.1's rule for an id that may become part of a
+// rolloutIDPattern is design §5.1's rule for an id that may become part of a
 // file name. The gymspans exporter applies the same rule (validID in
 // exporter/gymspansexporter/layout.go) before it creates <id>.spans.jsonl;
 // the viewer checks it again before it opens one.

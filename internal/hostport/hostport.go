@@ -4,7 +4,7 @@
 // Package hostport reads the network address a span shows from its
 // attributes, in one normalized form ("host:port", host lower-cased, an IPv6
 // host bracketed), so that the gym processor (which learns host:port →
-// service from SERVER spans, SPEC §4.4) and the service map (which folds
+// service from SERVER spans, design §4.4) and the service map (which folds
 // host:port edges into services) agree on every address.
 package hostport // import "github.com/otelcol-gym/otelcol-gym/internal/hostport"
 

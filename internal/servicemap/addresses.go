@@ -5,7 +5,7 @@ package servicemap // import "github.com/otelcol-gym/otelcol-gym/internal/servic
 
 // Folding host:port edges into services. The gym processor names the server
 // of a CLIENT span by the host:port it called when the server's SERVER span
-// has not been seen yet (SPEC §4.4), so one service can show up both as
+// has not been seen yet (design §4.4), so one service can show up both as
 // itself and as "127.0.0.1:46085". The Map learns address → service from
 // the SERVER spans it observes, per run (ports are reused across runs), and
 // counts such calls on the service's edge: at Observe when the address is
@@ -130,7 +130,7 @@ func isHostPort(s string) bool {
 }
 
 // serverAddress is the host:port a SERVER span was reached at, from the
-// same attributes and normalized as the gym processor does (SPEC §4.4):
+// same attributes and normalized as the gym processor does (design §4.4):
 // server.address and server.port, else net.host.name and net.host.port,
 // else http.host; "" when none is a host:port.
 func serverAddress(attrs pcommon.Map) string {

@@ -13,17 +13,17 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// Attribute names read by EdgeFromSpan (SPEC §4).
+// Attribute names read by EdgeFromSpan (design §4).
 const (
 	// DefaultRunAttribute is the resource attribute naming a span's run.
 	DefaultRunAttribute = gymconv.RunAttribute
 	// PeerServiceAttribute names the server service on a CLIENT span; the
-	// gym processor sets it on every CLIENT span (SPEC §4.4).
+	// gym processor sets it on every CLIENT span (design §4.4).
 	PeerServiceAttribute = "peer.service"
 )
 
 // DefaultServiceAttributes are the resource attributes naming a span's
-// service, first present wins (SPEC §4: behind gym eval submit's collector
+// service, first present wins (design §4: behind gym eval submit's collector
 // service.name is one routing name and the real one is the override).
 var DefaultServiceAttributes = gymconv.DefaultServiceAttributes()
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package servicemap keeps <capture_dir>/service_map.json and
-// service_map.md (SPEC §5.1): the service-map edges seen per run, with
+// service_map.md (design §5.1): the service-map edges seen per run, with
 // calls, errors and latency quantiles from a mergeable sketch.
 //
 //	Observe(edge) → the writer's delta (bounded) → Flush: under flock, read

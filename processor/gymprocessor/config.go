@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
-// Config is the configuration of the gym processor (SPEC §4).
+// Config is the configuration of the gym processor (design §4).
 type Config struct {
 	// RolloutAttribute is the span attribute that names a span's rollout.
 	// Default: "nemo.gym.rollout.id".
@@ -76,16 +76,16 @@ type Config struct {
 	// (span data plus the processor's bookkeeping). Default: 512 MiB.
 	MaxPendingBytes int64 `mapstructure:"max_pending_bytes"`
 
-	// Split configures one trace per rollout (SPEC §4.3).
+	// Split configures one trace per rollout (design §4.3).
 	Split SplitConfig `mapstructure:"split"`
 
-	// ServiceMap configures the service-map repairs (SPEC §4.4).
+	// ServiceMap configures the service-map repairs (design §4.4).
 	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
 
 	// Storage names a storage extension (contrib file_storage) in which the
 	// processor records every batch before ConsumeTraces returns, so that a
 	// kill -9 loses no span it acknowledged: on start it replays what was
-	// recorded, deadlines included (SPEC §4.6). Without it, a kill -9 loses
+	// recorded, deadlines included (design §4.6). Without it, a kill -9 loses
 	// the spans held undecided. Default: none.
 	Storage *component.ID `mapstructure:"storage"`
 
@@ -93,7 +93,7 @@ type Config struct {
 	_ struct{}
 }
 
-// SplitConfig configures the per-rollout trace split (SPEC §4.3).
+// SplitConfig configures the per-rollout trace split (design §4.3).
 type SplitConfig struct {
 	// Enabled gives every rollout its own trace id. Default: true.
 	Enabled bool `mapstructure:"enabled"`
@@ -116,7 +116,7 @@ type SplitConfig struct {
 	MaxTrackedRoots int `mapstructure:"max_tracked_roots"`
 }
 
-// ServiceMapConfig configures the service-map repairs (SPEC §4.4).
+// ServiceMapConfig configures the service-map repairs (design §4.4).
 type ServiceMapConfig struct {
 	// Enabled sets peer.service on CLIENT spans. Default: true.
 	Enabled bool `mapstructure:"enabled"`

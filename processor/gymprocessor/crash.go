@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Crash safety with a storage extension (SPEC §4.6; the journal's design is
+// Crash safety with a storage extension (design §4.6; the journal's design is
 // in journal.go):
 //
 //	ConsumeTraces -> [lock] record the batch -> engine.consume [unlock] -> deliver -> mark delivered

@@ -67,7 +67,7 @@ func (e *engine) settleDecision(n *node) bool {
 }
 
 // resolveRoot decides whether the upward span n is its rollout's root (and,
-// with the split on, must be cut from its parent; SPEC §4.3). Unless force,
+// with the split on, must be cut from its parent; design §4.3). Unless force,
 // it waits while the parent may still turn out to be in n's rollout.
 func (e *engine) resolveRoot(n *node, force bool) {
 	p := n.parent

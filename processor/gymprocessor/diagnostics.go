@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Setup problems of SPEC §4.5 (metric attribute "problem").
+// Setup problems of design §4.5 (metric attribute "problem").
 const (
 	problemNoEvidence = iota
 	problemServerWithoutParent
@@ -31,7 +31,7 @@ var problemHelp = [numProblems]string{
 	"Gym's observability is off in a run (a gym.rollout span without a rollout id, or a model-server POST without the /ng-rollout/ prefix): Gym puts no rollout ids anywhere, so the run's spans now pass through unchanged, without waiting. Set observability_enabled: true in Gym's config to get one trace and one file per rollout",
 }
 
-// diagnostics logs, rate-limited, the setup problems of SPEC §4.5 and
+// diagnostics logs, rate-limited, the setup problems of design §4.5 and
 // downstream failures, with the counts seen since the last line.
 type diagnostics struct {
 	logger *zap.Logger

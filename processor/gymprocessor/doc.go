@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package gymprocessor implements the gym trace processor (SPEC §4): every
+// Package gymprocessor implements the gym trace processor (design §4): every
 // span learns the NeMo Gym rollout it belongs to, and every rollout becomes
 // its own bounded trace.
 //

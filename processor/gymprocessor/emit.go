@@ -90,7 +90,7 @@ func (e *engine) traceLeft(trace pcommon.TraceID) {
 	}
 }
 
-// leave rewrites a span that leaves (SPEC §4.2–§4.4): what needs the shared
+// leave rewrites a span that leaves (design §4.2–§4.4): what needs the shared
 // tables is decided now, the span's own rewrite is queued in the round.
 func (e *engine) leave(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan) {
 	ed := spanEdit{sp: sp}

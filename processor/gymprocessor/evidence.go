@@ -14,7 +14,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// evidenceFinder finds a span's direct rollout evidence (SPEC §4.1).
+// evidenceFinder finds a span's direct rollout evidence (design §4.1).
 type evidenceFinder struct {
 	attr     string
 	urlAttrs []string
@@ -109,7 +109,7 @@ func parseTraceIDHex(s string) (pcommon.TraceID, bool) {
 
 // observabilityOffSign reports whether a span without direct evidence shows
 // that Gym runs with observability off, so that no rollout id will come
-// (SPEC §4.2): Gym's gym.rollout span without the rollout attribute (Gym
+// (design §4.2): Gym's gym.rollout span without the rollout attribute (Gym
 // sets it on every gym.rollout once observability is on), or a POST that a
 // Gym model server received without the /<url_prefix>/ prefix (Gym prefixes
 // every model call of a rollout once observability is on). A POST without

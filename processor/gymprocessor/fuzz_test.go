@@ -124,7 +124,7 @@ func checkSameSpans(t testing.TB, in map[string]int, sink *consumertest.TracesSi
 
 // FuzzProcessOTLP: any OTLP protobuf request body that pdata accepts goes
 // through the gym processor without a panic or a hang, and every
-// non-synthetic span leaves exactly once (SPEC §4). The input is also fed
+// non-synthetic span leaves exactly once (design §4). The input is also fed
 // split into one batch per ResourceSpans in reverse, to vary arrival order.
 // Seeds: the golden inputs of ../../testdata and testdata/fuzz/FuzzProcessOTLP
 // (hostile shapes: cycles, self-parents, zero and duplicate ids, deep chains).

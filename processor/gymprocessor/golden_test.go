@@ -20,7 +20,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*/expected.json from the processor's output (inspect the diff by eye)")
 
-// goldenDir is the repository's testdata directory (SPEC §2).
+// goldenDir is the repository's testdata directory (design §2).
 const goldenDir = "../../testdata"
 
 // goldenConfigs adjusts the default config for the cases that need it.

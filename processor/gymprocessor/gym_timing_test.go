@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// The rules of SPEC §4.2 on how long an undecided span waits, with traffic
+// The rules of design §4.2 on how long an undecided span waits, with traffic
 // timed like a real Gym run: spans arrive when they end (an SDK batch delay
 // of zero), on a fake clock.
 

@@ -359,7 +359,7 @@ func writeJSON(t testing.TB, path string, v any) {
 	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600))
 }
 
-// expectedTraceID computes T' of SPEC §4.3 independently of the processor.
+// expectedTraceID computes T' of design §4.3 independently of the processor.
 func expectedTraceID(run, origTraceHex, rollout string) string {
 	k := run
 	if k == "" {
@@ -395,7 +395,7 @@ func (s *signalSink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	return nil
 }
 
-// expectedSyntheticSpanID computes the span id SPEC §4.4 gives the CLIENT
+// expectedSyntheticSpanID computes the span id design §4.4 gives the CLIENT
 // span synthesized above SERVER span serverHex in trace traceHex,
 // independently of the processor: the first 8 bytes of
 // SHA-256("otelcol-gym/synthetic/v1" ‖ 0x00 ‖ 16 raw bytes of the trace id ‖

@@ -25,7 +25,7 @@ const (
 	stEmitted                  // arrived, left
 )
 
-// How a span got its rollout (SPEC §4.2).
+// How a span got its rollout (design §4.2).
 type how uint8
 
 const (
@@ -37,7 +37,7 @@ const (
 )
 
 // summary is the lattice empty < one rollout < conflict of the rollouts found
-// below a span (SPEC §4.2 upward).
+// below a span (design §4.2 upward).
 type summary struct {
 	id       string
 	conflict bool

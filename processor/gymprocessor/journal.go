@@ -24,7 +24,7 @@ import (
 )
 
 // The journal: what the processor records in its storage extension so that
-// a kill -9 loses no span it acknowledged (SPEC §4.6).
+// a kill -9 loses no span it acknowledged (design §4.6).
 //
 // The engine is deterministic: the same batches at the same times, with the
 // same timer ticks between them, take it through the same states and make it

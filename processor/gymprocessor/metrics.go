@@ -14,7 +14,7 @@ import (
 
 const scopeName = "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
-// Metric names (SPEC §4.5). documentation.md lists them.
+// Metric names (design §4.5). documentation.md lists them.
 const (
 	metricSpansReceived     = "otelcol_processor_gym_spans_received"
 	metricSpansEmitted      = "otelcol_processor_gym_spans_emitted"

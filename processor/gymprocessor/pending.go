@@ -27,7 +27,7 @@ func newOrigin(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, info *resInfo) *or
 	return o
 }
 
-// Phases of a held span, in the order a flush takes them (SPEC §4.5: upward
+// Phases of a held span, in the order a flush takes them (design §4.5: upward
 // candidates settle, then roots are cut, then undecided spans leave, then
 // job spans).
 const (
@@ -40,7 +40,7 @@ const (
 )
 
 // deadlines are the rules of how long the processor keeps what it holds,
-// one function a rule (SPEC §4.2–§4.5). The engine asks them; it never adds
+// one function a rule (design §4.2–§4.5). The engine asks them; it never adds
 // a duration to a time itself. Times are unix nanoseconds.
 //
 // The configuration has three durations: settle (how long an upward
@@ -240,7 +240,7 @@ func (e *engine) giveUp(hs *heldSpan) {
 }
 
 // evict makes the held span hs leave now, taking its pending decisions with
-// what is known (SPEC §4.5: at a bound, as they stand).
+// what is known (design §4.5: at a bound, as they stand).
 func (e *engine) evict(hs *heldSpan, reason int) {
 	n := hs.n
 	for i := 0; i < 4 && n.held == hs; i++ {

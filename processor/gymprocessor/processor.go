@@ -18,7 +18,7 @@ import (
 )
 
 // gymProcessor gives every span its rollout and every rollout its own trace
-// (SPEC §4.1–§4.3, §4.5). Data flow:
+// (design §4.1–§4.3, §4.5). Data flow:
 //
 //	ConsumeTraces -> engine.prepare -> [lock] engine.consume (index; decide; hold the undecided) [unlock]
 //	                 -> deliver (apply the rewrites, assemble released spans) -> next
@@ -48,7 +48,7 @@ type gymProcessor struct {
 	eng      *engine
 	shutdown bool
 
-	// With storage (SPEC §4.6): the journal, set by Start before any span
+	// With storage (design §4.6): the journal, set by Start before any span
 	// arrives; rounds computed and not yet handed on; and quiesce, set while
 	// a checkpoint waits for them, which holds back new rounds (crash.go).
 	jr       *journal
@@ -157,7 +157,7 @@ func (p *gymProcessor) flushLocked(ctx context.Context) (*round, gauges, uint64,
 }
 
 // Shutdown stops the timer, takes every pending decision as if every
-// deadline had passed, and emits everything (SPEC §4.5).
+// deadline had passed, and emits everything (design §4.5).
 func (p *gymProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	stop, done := p.stop, p.done

@@ -9,7 +9,7 @@ import (
 )
 
 // promoteToResource regroups td so that each ResourceSpans holds the spans of
-// one rollout and carries the rollout attribute on its resource (SPEC §4.2,
+// one rollout and carries the rollout attribute on its resource (design §4.2,
 // promote_to_resource). Spans in no rollout keep a resource without it.
 func promoteToResource(td ptrace.Traces, attr string) ptrace.Traces {
 	out := ptrace.NewTraces()

@@ -31,7 +31,7 @@ type genSpan struct {
 	dupOf    int // -1: own id
 	selfPar  bool
 	// rolloutSpan names the span gym.rollout: the first INTERNAL span with
-	// the rollout attribute of each rollout (SPEC §4.4 hangs synthesized
+	// the rollout attribute of each rollout (design §4.4 hangs synthesized
 	// CLIENT spans below it).
 	rolloutSpan bool
 }

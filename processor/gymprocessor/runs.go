@@ -13,7 +13,7 @@ import (
 )
 
 // What the processor knows about the processes that send spans and the runs
-// they belong to, and what a run has shown (SPEC §4.2): how long an
+// they belong to, and what a run has shown (design §4.2): how long an
 // undecided span waits is decided by what its run and its process have
 // shown, never by how long they were quiet (pending.go, undecidedRelease).
 

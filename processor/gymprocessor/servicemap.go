@@ -15,7 +15,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
-// Service-map repair (SPEC §4.4): peer.service on CLIENT spans, and
+// Service-map repair (design §4.4): peer.service on CLIENT spans, and
 // synthesized CLIENT parents for SERVER spans that have none in their
 // caller's service.
 
@@ -199,7 +199,7 @@ func (sm *serviceMap) giveUpOn(hp string) {
 }
 
 // peerService is the peer.service a CLIENT span gets unless it has one
-// (SPEC §4.4): its SERVER child's service when seen (child), else the
+// (design §4.4): its SERVER child's service when seen (child), else the
 // service mapped to the host:port it called (configured, then learned),
 // else that host:port. It returns the value and the source used, or -1 when
 // the span gets none.
@@ -301,7 +301,7 @@ func isSynthetic(attrs pcommon.Map) bool {
 
 // synthesizeParent appends to the round, in org's resource and scope, a
 // CLIENT span between server (whose final trace id is tid) and parent, and
-// re-parents server onto it (SPEC §4.4); both are written after the lock is
+// re-parents server onto it (design §4.4); both are written after the lock is
 // released (clientEdit).
 func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
 	c := ptrace.NewSpan()
@@ -315,7 +315,7 @@ func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serve
 
 // wantsRolloutParent reports whether the span arriving now is a parentless
 // SERVER span with direct evidence, to be re-parented under a synthesized
-// CLIENT span below its rollout's gym.rollout (SPEC §4.4).
+// CLIENT span below its rollout's gym.rollout (design §4.4).
 func (e *engine) wantsRolloutParent(n *node) bool {
 	return e.sm.synth && e.split && n == e.cur && n.parent == nil && n.how == howDirect &&
 		e.curSpan.Kind() == ptrace.SpanKindServer && e.curSpan.ParentSpanID().IsEmpty() &&
@@ -467,7 +467,7 @@ func (e *engine) learnPeer(hp, service string) {
 }
 
 // holdForPeer holds a decided CLIENT span that would leave now while no
-// source knows the service it called (SPEC §4.4): the first calls of a run
+// source knows the service it called (design §4.4): the first calls of a run
 // to each server, whose SERVER spans have not arrived yet, would otherwise
 // give Jaeger and service_map.json a phantom 127.0.0.1:port node. It reports
 // whether it held the span; once a host:port is learned no span waits.

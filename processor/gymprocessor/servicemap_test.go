@@ -18,7 +18,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
 )
 
-// The service-map golden cases (SPEC §4.4) live in ./testdata/<case>/
+// The service-map golden cases (design §4.4) live in ./testdata/<case>/
 // {input.json,expected.json}; -gen-inputs rewrites the inputs from
 // smScenarios, -update the expected outputs (read the diff).
 const smGoldenDir = "testdata"
@@ -287,7 +287,7 @@ func checkSynthesizedIDs(t *testing.T, spans []normSpan) {
 	}
 }
 
-// The synthesized CLIENT span of a parentless SERVER span (SPEC §4.4): in
+// The synthesized CLIENT span of a parentless SERVER span (design §4.4): in
 // gym.rollout's resource and scope, below it, with the SERVER span's start,
 // end and method, and the SERVER span below it.
 func TestSynthesizedSpanShape(t *testing.T) {

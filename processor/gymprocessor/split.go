@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// Attribute names written by the split (SPEC §4.3).
+// Attribute names written by the split (design §4.3).
 const (
 	attrOriginalTraceID = "nemo.gym.original_trace_id"
 	attrLinkType        = "nemo.gym.link.type"
@@ -30,7 +30,7 @@ const (
 	rolloutTraceDomain = "otelcol-gym/rollout/v1"
 )
 
-// rolloutTraceID is T' of SPEC §4.3: the first 16 bytes of
+// rolloutTraceID is T' of design §4.3: the first 16 bytes of
 // SHA-256("otelcol-gym/rollout/v1" ‖ 0x00 ‖ K ‖ 0x00 ‖ R), never all zero.
 func rolloutTraceID(k, rollout string) pcommon.TraceID {
 	h := sha256.New()
@@ -230,7 +230,7 @@ func attemptIndex(r string) int {
 }
 
 // planJobLinks plans into ed the count of, and links to, the rollout roots
-// cut from a job span's trace (SPEC §4.3). The roots are copied: the table
+// cut from a job span's trace (design §4.3). The roots are copied: the table
 // changes after the lock is released.
 func (e *engine) planJobLinks(ed *spanEdit, n *node) {
 	je := e.jobs.get(n.key.trace)

@@ -16,7 +16,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// T' and nemo.gym.original_trace_id follow the formula of SPEC §4.3, computed
+// T' and nemo.gym.original_trace_id follow the formula of design §4.3, computed
 // here independently for every rewritten span of every golden case.
 func TestRolloutTraceIDFormulaOnGoldenOutputs(t *testing.T) {
 	for _, name := range []string{"default_preset_3_rollouts", "per_rollout_preset", "url_evidence_old_and_new_semconv", "rollout_split_across_traces", "explicit_child_rollout_under_other_rollout"} {

@@ -170,7 +170,7 @@ func (g *ids) span() string {
 	return hex.EncodeToString(h[:8])
 }
 
-// span is one span, written as a gymspans console line (SPEC §5.2).
+// span is one span, written as a gymspans console line (design §5.2).
 type span struct {
 	name, kind, service, serverType, run, rollout string
 	traceID, spanID, parentID                     string
