@@ -217,6 +217,9 @@ func (h *harness) logRun(r *runResult) {
 	if l, ok := r.Lat["upward"]; ok {
 		msg += fmt.Sprintf(", upward p50 %.2fs p99 %.2fs (n %d)", l.P50, l.P99, l.N)
 	}
+	if l, ok := r.Lat["peer"]; ok {
+		msg += fmt.Sprintf(", peer unknown p50 %.2fs p99 %.2fs (n %d)", l.P50, l.P99, l.N)
+	}
 	if len(r.Timing) > 0 {
 		msg += fmt.Sprintf(" [harness: start %.1fs, stop %.1fs, tail %.1fs, count %.1fs, cleanup %.1fs]",
 			r.Timing["start"], r.Timing["stop"], r.Timing["tail"], r.Timing["count"], r.Timing["cleanup"])
@@ -619,8 +622,9 @@ func readTruth(path string) (map[uint64]uint8, error) {
 }
 
 // latencies turns first-seen times into receipt-to-disk latency by class:
-// "known" (direct or downward: the processor can know the rollout at once)
-// and "upward" (rollout roots, decided settle after arrival).
+// "known" (direct or downward: the processor can know the rollout at once),
+// "upward" (rollout roots, decided settle after arrival) and "peer" (known
+// CLIENT spans whose callee sends no SERVER span: the first wait settle).
 func latencies(seen map[uint64]int64, sentAt []int64, rs *replaySet) map[string]latency {
 	groups := map[string][]float64{}
 	for i, ids := range rs.ids {
@@ -638,6 +642,8 @@ func latencies(seen map[uint64]int64, sentAt []int64, rs *replaySet) map[string]
 				g = "known"
 			case classUpward:
 				g = "upward"
+			case classPeer:
+				g = "peer"
 			default:
 				continue
 			}

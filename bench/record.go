@@ -78,9 +78,14 @@ const (
 	classDirect                // own evidence
 	classDownward              // an ancestor has direct evidence
 	classUpward                // only spans below it say which rollout
+	// classPeer: a CLIENT span known at arrival whose callee sends no SERVER
+	// span (the model server's upstream LLM): the processor holds the first
+	// ones for their peer's service up to settle, then never again (design
+	// §4.4), so their latency is reported apart from the known spans'.
+	classPeer
 )
 
-var classNames = [...]string{"none", "direct", "downward", "upward"}
+var classNames = [...]string{"none", "direct", "downward", "upward", "peer"}
 
 // evidence finds a span's direct evidence the way design §4.1 defines it with
 // the default settings.
@@ -107,6 +112,7 @@ type spanInfo struct {
 	trace      [16]byte
 	name       string
 	direct     string
+	kind       ptrace.SpanKind
 }
 
 // classify assigns every span of a recorded run its class (key: span id).
@@ -121,7 +127,7 @@ func classify(reqs []ptrace.Traces) map[uint64]uint8 {
 	spans := map[key]*spanInfo{}
 	children := map[key][]key{}
 	eachSpan(reqs, func(_ pcommon.Resource, s ptrace.Span) {
-		si := &spanInfo{id: idOf(s.SpanID()), parent: idOf(s.ParentSpanID()), trace: s.TraceID(), name: s.Name(), direct: directRollout(s)}
+		si := &spanInfo{id: idOf(s.SpanID()), parent: idOf(s.ParentSpanID()), trace: s.TraceID(), name: s.Name(), direct: directRollout(s), kind: s.Kind()}
 		k := key{si.trace, si.id}
 		spans[k] = si
 		if si.parent != 0 {
@@ -148,8 +154,18 @@ func classify(reqs []ptrace.Traces) map[uint64]uint8 {
 		rollout[k] = r
 		return r
 	}
+	serverChild := func(k key) bool {
+		for _, c := range children[k] {
+			if spans[c].kind == ptrace.SpanKindServer {
+				return true
+			}
+		}
+		return false
+	}
 	for k, si := range spans {
 		switch {
+		case si.kind == ptrace.SpanKindClient && (si.direct != "" || down(k, 0) != "") && !serverChild(k):
+			class[k.id] = classPeer
 		case si.direct != "":
 			class[k.id] = classDirect
 		case down(k, 0) != "":
