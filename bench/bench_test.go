@@ -315,3 +315,27 @@ func TestConfigsRender(t *testing.T) {
 		assert.Contains(t, string(raw), "127.0.0.1:1", name)
 	}
 }
+
+// A known CLIENT span whose callee sends no SERVER span is class peer; the
+// summary names every class.
+func TestClassifyPeerWithoutServer(t *testing.T) {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	call := spans.AppendEmpty()
+	call.SetTraceID(pcommon.TraceID{1})
+	call.SetSpanID(pcommon.SpanID{1})
+	call.SetKind(ptrace.SpanKindClient)
+	call.Attributes().PutStr("nemo.gym.rollout.id", "0-0")
+	served := spans.AppendEmpty()
+	call.CopyTo(served)
+	served.SetSpanID(pcommon.SpanID{2})
+	server := spans.AppendEmpty()
+	server.SetTraceID(pcommon.TraceID{1})
+	server.SetSpanID(pcommon.SpanID{3})
+	server.SetParentSpanID(pcommon.SpanID{2})
+	server.SetKind(ptrace.SpanKindServer)
+	class := classify([]ptrace.Traces{td})
+	assert.Equal(t, classPeer, class[idOf(pcommon.SpanID{1})])
+	assert.Equal(t, classDirect, class[idOf(pcommon.SpanID{2})])
+	assert.Contains(t, classCounts(class), "peer 1")
+}

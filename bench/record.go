@@ -337,7 +337,7 @@ func rewritePass(td ptrace.Traces, run string, tm [16]byte, sm uint64, seen func
 
 // classCounts summarises a class map for the log.
 func classCounts(class map[uint64]uint8) string {
-	var n [4]int
+	var n [len(classNames)]int
 	for _, c := range class {
 		n[c]++
 	}
