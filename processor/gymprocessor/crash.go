@@ -135,6 +135,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.eng = eng
+	p.applied = jr.next - 1
 	err = jr.writeMarks(ctx)
 	p.mu.Unlock()
 	if err != nil {
@@ -160,13 +161,41 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	return jr.checkpoint(ctx, jr.next-1, eng.snapshot())
 }
 
-// record writes a batch or tick to the journal under the lock; without
-// storage it does nothing.
-func (p *gymProcessor) record(ctx context.Context, kind byte, now int64, payload []byte) (uint64, error) {
+// record writes a batch or tick to the journal (without the lock: callers
+// that arrive together share a transaction) and returns its sequence and
+// time; without storage it does nothing.
+func (p *gymProcessor) record(ctx context.Context, kind byte, payload []byte) (uint64, int64, error) {
 	if p.jr == nil {
-		return 0, nil
+		return 0, 0, nil
 	}
-	return p.jr.append(ctx, kind, now, payload)
+	return p.jr.write(ctx, kind, p.clock, payload)
+}
+
+// takeTurnLocked waits, under the lock, until the engine may take record
+// seq: every record before it was taken and no checkpoint is being taken.
+// It is false after shutdown (the record's round is not computed: its batch
+// is passed on as it is, the journal is emptied with the rest). Without
+// storage (seq 0) there is no order to keep but a checkpoint's.
+func (p *gymProcessor) takeTurnLocked(seq uint64) bool {
+	for p.quiesce || (seq != 0 && seq != p.applied+1 && !p.shutdown) {
+		p.idle.Wait()
+	}
+	if p.shutdown {
+		if seq != 0 {
+			p.endTurnLocked(seq) // its successors must not wait for it
+		}
+		return false
+	}
+	p.inflight++
+	return true
+}
+
+// endTurnLocked records that the engine took record seq.
+func (p *gymProcessor) endTurnLocked(seq uint64) {
+	if seq != 0 && seq > p.applied {
+		p.applied = seq
+		p.idle.Broadcast()
+	}
 }
 
 // delivered marks round seq as handed on (a round that emitted nothing needs
@@ -177,10 +206,10 @@ func (p *gymProcessor) record(ctx context.Context, kind byte, now int64, payload
 func (p *gymProcessor) delivered(_ context.Context, seq uint64, r *round) {
 	emitted := r.emitted
 	r.recycle()
-	p.mu.Lock()
 	if p.jr != nil && emitted > 0 {
-		p.jr.marks = append(p.jr.marks, seq)
+		p.jr.mark(seq)
 	}
+	p.mu.Lock()
 	p.inflight--
 	if p.inflight == 0 {
 		p.idle.Broadcast()
@@ -210,8 +239,8 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 		p.idle.Wait()
 	}
 	snap := p.eng.snapshot()
-	seq := jr.next - 1      // 0 when no record was written yet
-	jr.marks = jr.marks[:0] // every round so far is delivered: none is replayed
+	seq := p.applied // 0 when no record was taken yet
+	jr.dropMarks()   // every round so far is delivered: none is replayed
 	jr.lastCheckpoint = now
 	p.quiesce = false
 	p.idle.Broadcast()

@@ -30,8 +30,8 @@ import (
 // same timer ticks between them, take it through the same states and make it
 // emit the same spans. So the journal records the engine's inputs, not its
 // state: every batch as it arrived (before ConsumeTraces returns) and every
-// timer tick, each with the clock's time and a sequence number taken under
-// the processor's lock; and, once a round's output has been handed to the
+// timer tick, each with the clock's time and a sequence number (the engine
+// takes the records in sequence order, at their recorded times); and, once a round's output has been handed to the
 // next consumer, that it was delivered. From time to time the whole engine
 // state is written as a checkpoint and the records before it are deleted,
 // which bounds the store. On start the processor loads the checkpoint,
@@ -144,7 +144,17 @@ func encodeRecord(buf []byte, kind byte, now int64, payload []byte) []byte {
 	b = append(b, journalFormat, kind)
 	b = binary.BigEndian.AppendUint64(b, uint64(now))
 	b = b[:recordHead+len(s2.Encode(b[recordHead:cap(b)], payload))]
-	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	b = append(b, 0, 0, 0, 0)
+	sealRecord(b, now)
+	return b
+}
+
+// sealRecord sets an encoded record's time and checksum (a record's time is
+// known only once it is queued, after its payload was compressed).
+func sealRecord(b []byte, now int64) {
+	binary.BigEndian.PutUint64(b[len(recordMagic)+2:], uint64(now))
+	body := b[:len(b)-4]
+	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.ChecksumIEEE(body))
 }
 
 var errCorruptRecord = errors.New("corrupt journal record")
@@ -170,27 +180,30 @@ func decodeRecord(b []byte) (kind byte, now int64, payload []byte, err error) {
 }
 
 // journal writes and reads the processor's records in a storage client.
-// Its methods are called under the processor's lock, except delivered and
-// the deletions after a checkpoint, which the storage client serializes.
+// Records are written without the processor's lock, in group commits
+// (write); the processor applies them to the engine in sequence order.
 type journal struct {
 	client storage.Client
 	meta   journalMeta
 	// fingerprint and config are this processor's (see fingerprint).
 	fingerprint string
 	config      json.RawMessage
-	next        uint64 // sequence of the next record
+	next        uint64 // sequence of the next record written (commit's, or before Start)
 	// bytes counts the records written since the checkpoint.
 	bytes atomic.Int64
 	// metaMu orders the header's changes: records are written under the
 	// processor's lock, a checkpoint without it.
 	metaMu sync.Mutex
-	// marks are the delivered rounds not yet marked in the store: each
-	// goes with the next record written (a tick comes at least every
-	// second), so a mark costs no transaction of its own.
-	marks []uint64
-	// buf is the last record's encoding, reused for the next (the store has
-	// copied it once Batch returns).
-	buf []byte
+	// qmu guards the group commit's queue (write): records waiting for
+	// the next transaction, whether one is being written, and marks, the
+	// delivered rounds not yet marked in the store, each written with the
+	// next records (a tick comes at least every second), so a mark costs no
+	// transaction of its own. written is signalled when a commit ends.
+	qmu     sync.Mutex
+	written *sync.Cond
+	queue   []*pendingRecord
+	writing bool
+	marks   []uint64
 	// lastCheckpoint is when the processor last wrote a checkpoint (crash.go),
 	// checkpointSize its bytes.
 	lastCheckpoint time.Time
@@ -220,6 +233,7 @@ type loadedRecord struct {
 func openJournal(ctx context.Context, client storage.Client, cfg *Config) (*journal, string, error) {
 	fp, conf := fingerprint(cfg)
 	j := &journal{client: client, fingerprint: fp, config: conf}
+	j.written = sync.NewCond(&j.qmu)
 	raw, err := client.Get(ctx, metaKey)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the journal header: %w", err)
@@ -300,39 +314,128 @@ func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
 	}
 }
 
-// append writes the next record; the caller holds the processor's lock, so
-// records are written in sequence order. On error nothing was written and
-// the sequence is not used.
-func (j *journal) append(ctx context.Context, kind byte, now int64, payload []byte) (uint64, error) {
-	seq := j.next
-	b := encodeRecord(j.buf, kind, now, payload)
-	j.buf = b
-	ops := make([]*storage.Operation, 0, 2+len(j.marks))
-	ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'r', seq), b))
-	for _, m := range j.marks {
-		ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'd', m), deliveredValue))
+// write records a batch or tick: it encodes the record, takes the clock's
+// time for it (in the order records are queued, so times never go back
+// along the sequence), and waits until the record is in the store. Records
+// queued while another caller's transaction runs are written together in
+// the next one (a group commit: one transaction for all the callers that
+// arrived meanwhile, instead of one each, and none of it under the
+// processor's lock). It returns the record's sequence and time; on error
+// nothing of it was written and it has no sequence (the sequences stay
+// contiguous).
+func (j *journal) write(ctx context.Context, kind byte, clk clock, payload []byte) (uint64, int64, error) {
+	t := &pendingRecord{kind: kind, b: encodeRecord(nil, kind, 0, payload)}
+	j.qmu.Lock()
+	defer j.qmu.Unlock()
+	t.now = clk.Now().UnixNano()
+	sealRecord(t.b, t.now)
+	j.queue = append(j.queue, t)
+	for !t.done {
+		if j.writing {
+			j.written.Wait()
+			continue
+		}
+		group, marks := j.queue, j.marks
+		j.queue, j.marks, j.writing = nil, nil, true
+		j.qmu.Unlock()
+		err := j.commit(ctx, group, marks)
+		j.qmu.Lock()
+		j.writing = false
+		if err != nil {
+			j.marks = append(j.marks, marks...) // they go with the next record
+		}
+		for _, g := range group {
+			g.done, g.err = true, err
+		}
+		j.written.Broadcast()
 	}
+	return t.seq, t.now, t.err
+}
+
+// pendingRecord is a record queued for the next group commit.
+type pendingRecord struct {
+	kind byte
+	now  int64
+	b    []byte
+	// Set by the commit: done, and either the sequence or the error.
+	done bool
+	seq  uint64
+	err  error
+}
+
+// commit writes a group of records, in order, with the delivered marks, in
+// one transaction, and gives each its sequence. Only one commit runs at a
+// time (the writing flag), so next is the commit's alone.
+func (j *journal) commit(ctx context.Context, group []*pendingRecord, marks []uint64) error {
 	j.metaMu.Lock()
 	defer j.metaMu.Unlock()
-	if seq == j.meta.First && !j.meta.HasCheckpoint {
+	ops := make([]*storage.Operation, 0, 1+len(group)+len(marks))
+	first := j.next
+	for i, g := range group {
+		ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'r', first+uint64(i)), g.b))
+	}
+	for _, m := range marks {
+		// A mark of a round a checkpoint has covered meanwhile is not
+		// needed: its record is gone, and the mark would outlive it.
+		if !j.meta.HasCheckpoint || m > j.meta.Checkpoint {
+			ops = append(ops, storage.SetOperation(recordKey(j.meta.Generation, 'd', m), deliveredValue))
+		}
+	}
+	if first == j.meta.First && !j.meta.HasCheckpoint {
 		// The generation's first record: its header goes with it.
 		m, _ := json.Marshal(j.meta)
 		ops = append(ops, storage.SetOperation(metaKey, m))
 	}
 	if err := j.client.Batch(ctx, ops...); err != nil {
-		return 0, fmt.Errorf("gym processor storage: recording a %s: %w", recordName(kind), err)
+		return fmt.Errorf("gym processor storage: recording %s: %w", groupName(group), err)
 	}
-	j.next++
-	j.bytes.Add(int64(len(b)))
-	j.marks = j.marks[:0]
-	return seq, nil
+	var n int64
+	for i, g := range group {
+		g.seq = first + uint64(i)
+		n += int64(len(g.b))
+	}
+	j.next += uint64(len(group))
+	j.bytes.Add(n)
+	return nil
+}
+
+// groupName names what a failed commit held, for its error.
+func groupName(group []*pendingRecord) string {
+	if len(group) == 1 {
+		return "a " + recordName(group[0].kind)
+	}
+	return fmt.Sprintf("%d records", len(group))
 }
 
 var deliveredValue = []byte{1}
 
+// mark queues round seq's delivered mark for the next commit.
+func (j *journal) mark(seq uint64) {
+	j.qmu.Lock()
+	j.marks = append(j.marks, seq)
+	j.qmu.Unlock()
+}
+
+// pendingMarks is the number of delivered marks not yet written.
+func (j *journal) pendingMarks() int {
+	j.qmu.Lock()
+	defer j.qmu.Unlock()
+	return len(j.marks)
+}
+
+// dropMarks forgets the marks not yet written: a checkpoint after every
+// round so far was delivered has made them needless.
+func (j *journal) dropMarks() {
+	j.qmu.Lock()
+	j.marks = j.marks[:0]
+	j.qmu.Unlock()
+}
+
 // writeMarks writes the pending delivered marks now (at the end of a
 // recovery, when no record may follow soon).
 func (j *journal) writeMarks(ctx context.Context) error {
+	j.qmu.Lock()
+	defer j.qmu.Unlock()
 	if len(j.marks) == 0 {
 		return nil
 	}
@@ -466,6 +569,6 @@ func (j *journal) reset(ctx context.Context) error {
 		return fmt.Errorf("gym processor storage: %w", err)
 	}
 	j.bytes.Store(0)
-	j.marks = j.marks[:0]
+	j.dropMarks()
 	return j.deleteRange(ctx, old, j.next-1)
 }

@@ -51,10 +51,13 @@ type gymProcessor struct {
 	// With storage (design §4.6): the journal, set by Start before any span
 	// arrives; rounds computed and not yet handed on; and quiesce, set while
 	// a checkpoint waits for them, which holds back new rounds (crash.go).
+	// applied is the sequence of the last record the engine has taken:
+	// records are written outside the lock and taken in their order.
 	jr       *journal
 	inflight int
 	quiesce  bool
-	idle     *sync.Cond // on mu: inflight dropped, or quiesce ended
+	applied  uint64
+	idle     *sync.Cond // on mu: inflight dropped, quiesce ended, or a record was taken
 
 	stop chan struct{}
 	done chan struct{}
@@ -138,22 +141,22 @@ func (p *gymProcessor) tick(ctx context.Context) {
 // or when the storage could not record the tick (it is then not taken: a
 // tick the journal lacks would make a replay decide otherwise).
 func (p *gymProcessor) flushLocked(ctx context.Context) (*round, gauges, uint64, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.quiesce {
-		p.idle.Wait()
-	}
-	if p.shutdown {
-		return nil, gauges{}, 0, false
-	}
-	now := p.clock.Now().UnixNano()
-	seq, err := p.record(ctx, recordTick, now, nil)
+	seq, now, err := p.record(ctx, recordTick, nil)
 	if err != nil {
 		p.diag.storageFailed(err)
 		return nil, gauges{}, 0, false
 	}
-	p.inflight++
-	return p.eng.flush(now, false), p.gaugesLocked(), seq, true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.takeTurnLocked(seq) {
+		return nil, gauges{}, 0, false
+	}
+	if p.jr == nil {
+		now = p.clock.Now().UnixNano()
+	}
+	r := p.eng.flush(now, false)
+	p.endTurnLocked(seq)
+	return r, p.gaugesLocked(), seq, true
 }
 
 // Shutdown stops the timer, takes every pending decision as if every
@@ -222,22 +225,22 @@ func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 // shutdown (td is then passed on as it is). With storage, the batch is
 // recorded first, and a failure to record it is returned.
 func (p *gymProcessor) consumeLocked(ctx context.Context, td ptrace.Traces, f *batchFacts, rec []byte) (*round, gauges, uint64, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.quiesce {
-		p.idle.Wait()
-	}
-	if p.shutdown {
-		return nil, gauges{}, 0, false, nil
-	}
-	now := p.clock.Now().UnixNano()
-	seq, err := p.record(ctx, recordBatch, now, rec)
+	seq, now, err := p.record(ctx, recordBatch, rec)
 	if err != nil {
 		p.diag.storageFailed(err)
 		return nil, gauges{}, 0, false, err
 	}
-	p.inflight++
-	return p.eng.consume(td, f, now), p.gaugesLocked(), seq, true, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.takeTurnLocked(seq) {
+		return nil, gauges{}, 0, false, nil
+	}
+	if p.jr == nil {
+		now = p.clock.Now().UnixNano()
+	}
+	r := p.eng.consume(td, f, now)
+	p.endTurnLocked(seq)
+	return r, p.gaugesLocked(), seq, true, nil
 }
 
 func (p *gymProcessor) gaugesLocked() gauges {
