@@ -385,7 +385,7 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		profDone = make(chan error, 1)
 		go func() {
 			profDone <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pprofPort, h.o.profileSeconds),
-				filepath.Join(h.out, "profile-C.pb.gz"))
+				filepath.Join(h.out, "profile-"+h.o.profilePipeline+".pb.gz"))
 		}()
 	}
 
@@ -673,18 +673,20 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[i]
 }
 
-// runProfile runs pipeline C once more under replay with the pprof
-// extension and keeps the top of its CPU profile. It is not part of the table.
+// runProfile runs the profiled pipeline (C unless -profile-pipeline) once
+// more under replay with the pprof extension and keeps the top of its CPU
+// profile. It is not part of the table.
 func (h *harness) runProfile(ctx context.Context) {
 	pp, err := freePorts(1)
 	if err != nil {
 		h.note("profile: %v", err)
 		return
 	}
-	h.logf("profile: pipeline C under replay, %ds CPU profile", h.o.profileSeconds)
-	r := h.runOne(ctx, phaseReplay, "C", 0, pp[0])
+	name := h.o.profilePipeline
+	h.logf("profile: pipeline %s under replay, %ds CPU profile", name, h.o.profileSeconds)
+	r := h.runOne(ctx, phaseReplay, name, 0, pp[0])
 	h.logRun(r)
-	prof := filepath.Join(h.out, "profile-C.pb.gz")
+	prof := filepath.Join(h.out, "profile-"+name+".pb.gz")
 	if _, err := os.Stat(prof); err != nil {
 		h.note("profile: no profile was written")
 		return
@@ -703,7 +705,7 @@ func (h *harness) runProfile(ctx context.Context) {
 		parts = append(parts, string(out))
 	}
 	h.profile = strings.Join(parts, "\n")
-	_ = os.WriteFile(filepath.Join(h.out, "profile-C.txt"), []byte(h.profile), 0o640)
+	_ = os.WriteFile(filepath.Join(h.out, "profile-"+name+".txt"), []byte(h.profile), 0o640)
 }
 
 func fetchProfile(ctx context.Context, url, path string) error {

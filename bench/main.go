@@ -63,6 +63,7 @@ type options struct {
 	pacedPipelines    string
 	profile           bool
 	profileSeconds    int
+	profilePipeline   string
 }
 
 func main() {
@@ -96,7 +97,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.pacedReps, "paced-reps", 1, "repetitions of the paced replay phase")
 	fs.IntVar(&o.pacedWorkers, "paced-workers", 16, "concurrent senders of the paced replay phase (enough to keep the pace when a request is slow)")
 	fs.StringVar(&o.pacedPipelines, "paced-pipelines", "A,C,C'", "pipelines of the paced replay phase")
-	fs.BoolVar(&o.profile, "profile", true, "profile pipeline C under replay (pprof extension) after the measured runs")
+	fs.BoolVar(&o.profile, "profile", true, "profile a pipeline (-profile-pipeline) under replay (pprof extension) after the measured runs")
+	fs.StringVar(&o.profilePipeline, "profile-pipeline", "C", "the pipeline -profile profiles")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
 	fs.IntVar(&gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS for the collectors (0: the Go default, all cores)")
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +137,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if _, ok := pipelineConfig[p]; !ok {
 			return nil, fmt.Errorf("-pipelines: unknown pipeline %q", p)
 		}
+	}
+	if _, ok := pipelineConfig[o.profilePipeline]; !ok {
+		return nil, fmt.Errorf("-profile-pipeline: unknown pipeline %q", o.profilePipeline)
 	}
 	for _, p := range splitList(o.phases) {
 		switch p {
