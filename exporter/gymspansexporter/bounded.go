@@ -3,27 +3,27 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-// boundedTable is a map that forgets its oldest keys beyond a capacity.
+// boundedTable is a map that forgets its oldest keys beyond a capacity. The
+// keys are kept in a ring in insertion order; the map holds each key's value
+// and its slot in the ring, so a slot whose key was deleted (or deleted and
+// put again, in a newer slot) is recognized when the ring comes round to it.
+// Without pointers in K and V, neither the map nor the ring is scanned by
+// the garbage collector: the deduplication window keeps half a million keys
+// in one.
 type boundedTable[K comparable, V any] struct {
 	cap   int
 	m     map[K]boundedEntry[V]
-	order []boundedSlot[K] // ring of insertion order
-	next  int
-	gen   uint64
+	order []K // ring of insertion order
+	next  int // the oldest slot, once the ring is full
 }
 
 type boundedEntry[V any] struct {
-	v   V
-	gen uint64
-}
-
-type boundedSlot[K comparable] struct {
-	k   K
-	gen uint64
+	v    V
+	slot int32
 }
 
 func newBoundedTable[K comparable, V any](capacity int) *boundedTable[K, V] {
-	return &boundedTable[K, V]{cap: capacity, m: make(map[K]boundedEntry[V])}
+	return &boundedTable[K, V]{cap: max(1, capacity), m: make(map[K]boundedEntry[V])}
 }
 
 func (t *boundedTable[K, V]) get(k K) (V, bool) {
@@ -35,23 +35,38 @@ func (t *boundedTable[K, V]) len() int { return len(t.m) }
 
 func (t *boundedTable[K, V]) put(k K, v V) {
 	if e, ok := t.m[k]; ok {
-		t.m[k] = boundedEntry[V]{v: v, gen: e.gen}
+		t.m[k] = boundedEntry[V]{v: v, slot: e.slot}
 		return
 	}
-	t.gen++
-	slot := boundedSlot[K]{k: k, gen: t.gen}
-	if len(t.order) < t.cap {
-		t.order = append(t.order, slot)
+	slot := len(t.order)
+	if slot < t.cap {
+		t.order = append(t.order, k)
 	} else {
-		old := t.order[t.next]
-		if e, ok := t.m[old.k]; ok && e.gen == old.gen {
-			delete(t.m, old.k)
+		slot = t.next
+		old := t.order[slot]
+		if e, ok := t.m[old]; ok && int(e.slot) == slot {
+			delete(t.m, old)
 		}
-		t.order[t.next] = slot
+		t.order[slot] = k
 		t.next = (t.next + 1) % t.cap
 	}
-	t.m[k] = boundedEntry[V]{v: v, gen: t.gen}
+	t.m[k] = boundedEntry[V]{v: v, slot: int32(slot)}
 }
 
 // delete forgets k; its ring slot ages out without effect.
 func (t *boundedTable[K, V]) delete(k K) { delete(t.m, k) }
+
+// each calls f with every key and value, oldest first.
+func (t *boundedTable[K, V]) each(f func(K, V)) {
+	n := len(t.order)
+	for i := 0; i < n; i++ {
+		slot := i
+		if n == t.cap {
+			slot = (t.next + i) % n
+		}
+		k := t.order[slot]
+		if e, ok := t.m[k]; ok && int(e.slot) == slot {
+			f(k, e.v)
+		}
+	}
+}
