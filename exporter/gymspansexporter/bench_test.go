@@ -281,7 +281,19 @@ func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
 	dirFD, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(b, err)
 	quit, stopped := make(chan struct{}), make(chan struct{})
-	go tickUntil(d, quit, stopped, func() { _ = syncfs(dirFD) })
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_ = syncfs(dirFD)
+			}
+		}
+	}()
 	return func() {
 		close(quit)
 		<-stopped

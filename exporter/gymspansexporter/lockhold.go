@@ -46,10 +46,11 @@ type keptLock struct {
 	at  time.Time
 }
 
-// lockForAppend takes h's exclusive lock. With lock_hold it never blocks
-// while the store keeps other locks.
-func (s *fileStore) lockForAppend(h *handle) error {
-	if s.holdFor > 0 {
+// lockForAppend takes h's exclusive lock. The writer that keeps locks (hold)
+// never blocks while the store keeps other locks; an append that keeps none
+// (the rollout flusher's) holds no other lock while it waits.
+func (s *fileStore) lockForAppend(h *handle, hold bool) error {
+	if hold && s.holdFor > 0 {
 		err := flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EWOULDBLOCK {
 			return err
