@@ -288,6 +288,9 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	b.td = td
 	e.metrics.duplicate(e.claimSpans(b, td))
 	e.encode(b, td)
+	if len(b.files) == 0 && len(b.roots) == 0 {
+		return e.finishBatch(b, td) // nothing to write (every span written before, or in flight)
+	}
 	if e.journal != nil {
 		e.commits.commit(b, func(group []*batch) { e.writeJournal(store, f, group) })
 	} else {
