@@ -205,7 +205,7 @@ func TestCrashKill9RotatingJournal(t *testing.T) {
 	out, simErr := wait()
 	t.Logf("gymsim: %s", out)
 	require.GreaterOrEqual(t, k.kills, crashKills, "the load ended before %d kills; make it longer", crashKills)
-	k.kill(col, "") // right after the job span arrived
+	k.kill(col, "")                    // right after the job span arrived
 	time.Sleep(500 * time.Millisecond) // a moment into the settle wave the job span started
 	k.kill(col, "")
 	k.note(col)

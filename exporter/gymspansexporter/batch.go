@@ -71,9 +71,9 @@ type batch struct {
 	// Journal mode: the combined file's lines (length and CRC-32C), the
 	// rollouts of the ERROR spans (the writer counts them for
 	// rollouts.jsonl), and the combined append's result.
-	lines    []lineRef
-	errSpans [][2]string
-	combined *fileBatch
+	lines     []lineRef
+	errSpans  [][2]string
+	combined  *fileBatch
 	arena     []byte
 	lineStart int // the current span's encoding in arena
 	lineEnd   int

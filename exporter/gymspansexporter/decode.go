@@ -175,8 +175,8 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 		return out
 	}
 	var l struct {
-		TraceID    string `json:"trace_id"`
-		SpanID     string `json:"span_id"`
+		TraceID    string                     `json:"trace_id"`
+		SpanID     string                     `json:"span_id"`
 		Attributes map[string]json.RawMessage `json:"attributes"`
 	}
 	if json.Unmarshal(line, &l) != nil {
