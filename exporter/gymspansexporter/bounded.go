@@ -55,18 +55,3 @@ func (t *boundedTable[K, V]) put(k K, v V) {
 
 // delete forgets k; its ring slot ages out without effect.
 func (t *boundedTable[K, V]) delete(k K) { delete(t.m, k) }
-
-// each calls f with every key and value, oldest first.
-func (t *boundedTable[K, V]) each(f func(K, V)) {
-	n := len(t.order)
-	for i := 0; i < n; i++ {
-		slot := i
-		if n == t.cap {
-			slot = (t.next + i) % n
-		}
-		k := t.order[slot]
-		if e, ok := t.m[k]; ok && int(e.slot) == slot {
-			f(k, e.v)
-		}
-	}
-}

@@ -80,19 +80,22 @@ const (
 	claimInFlight              // another push in flight writes it: not written, handed back
 )
 
-// dedupWindow is the bounded set of keys written, and of keys claimed by
-// pushes in flight (value: the claiming push; 0 once written).
+// dedupWindow is the bounded set of keys written, and the keys claimed by
+// pushes in flight (a small map of its own: the window's map is large and
+// each access to it a cache miss, so a span costs one lookup and one insert
+// there).
 type dedupWindow struct {
-	mu     sync.Mutex
-	keys   *boundedTable[dedupKey, uint32]
-	pushes atomic.Uint32
+	mu       sync.Mutex
+	keys     *boundedTable[dedupKey, struct{}]
+	inFlight map[dedupKey]uint32 // key → the push claiming it
+	pushes   atomic.Uint32
 }
 
 func newDedupWindow(size int) *dedupWindow {
 	if size <= 0 {
 		return nil
 	}
-	return &dedupWindow{keys: newBoundedTable[dedupKey, uint32](size)}
+	return &dedupWindow{keys: newBoundedTable[dedupKey, struct{}](size), inFlight: map[dedupKey]uint32{}}
 }
 
 // newPush returns an id for one push's claims.
@@ -114,13 +117,16 @@ func (w *dedupWindow) claim(push uint32, keys []dedupKey, out []claim) {
 			out[i] = claimNew
 			continue
 		}
-		owner, ok := w.keys.get(k)
-		switch {
-		case !ok:
-			w.keys.put(k, push)
-			out[i] = claimNew
-		case owner == 0 || owner == push:
+		if _, written := w.keys.get(k); written {
 			out[i] = claimWritten
+			continue
+		}
+		switch owner, ok := w.inFlight[k]; {
+		case !ok:
+			w.inFlight[k] = push
+			out[i] = claimNew
+		case owner == push:
+			out[i] = claimWritten // twice in this push
 		default:
 			out[i] = claimInFlight
 		}
@@ -136,13 +142,12 @@ func (w *dedupWindow) settle(push uint32, keys []dedupKey, claims []claim, writt
 		if claims[i] != claimNew || [8]byte(k[:8]) == ([8]byte{}) {
 			continue
 		}
-		if owner, ok := w.keys.get(k); !ok || owner != push {
-			continue // aged out of the window meanwhile
+		if w.inFlight[k] != push {
+			continue
 		}
+		delete(w.inFlight, k)
 		if written(i) {
-			w.keys.put(k, 0)
-		} else {
-			w.keys.delete(k)
+			w.keys.put(k, struct{}{})
 		}
 	}
 }
@@ -152,19 +157,6 @@ func (w *dedupWindow) remember(keys []dedupKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, k := range keys {
-		w.keys.put(k, 0)
+		w.keys.put(k, struct{}{})
 	}
-}
-
-// written returns the keys written, oldest first.
-func (w *dedupWindow) written() []dedupKey {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]dedupKey, 0, w.keys.len())
-	w.keys.each(func(k dedupKey, owner uint32) {
-		if owner == 0 {
-			out = append(out, k)
-		}
-	})
-	return out
 }

@@ -14,9 +14,11 @@ import (
 
 // The flusher: one goroutine that writes what the pushes leave behind them.
 //
-//	every flush_interval: pending lines → their files (one append each) →
-//	  fsync the journal index, then every file written (files.go) → done
-//	  record → service map (with its journal position) → index segments
+//	every flush_interval/20: the files whose moment in the interval came
+//	  (pending.go) → their files (one append each)
+//	every flush_interval: the same, then fsync the journal index, then every
+//	  file written (files.go) → done record → service map (with its journal
+//	  position) → index segments
 //	on a wake (a root arrived, or the pending bytes reached their bound):
 //	  the finished rollouts' files (or, at the bound, every file) → their
 //	  rollouts.jsonl lines → close the finished files
@@ -49,32 +51,58 @@ func (f *flusher) poke() {
 
 func (f *flusher) run() {
 	defer close(f.stopped)
-	t := time.NewTicker(f.e.cfg.FlushInterval)
+	fi := f.e.cfg.FlushInterval
+	t := time.NewTicker(fi)
 	defer t.Stop()
+	var sub <-chan time.Time
+	if f.e.pending != nil {
+		st := time.NewTicker(max(fi/20, time.Millisecond))
+		defer st.Stop()
+		sub = st.C
+	}
 	for {
 		select {
 		case <-f.stop:
 			return
 		case <-t.C:
-			f.tick()
-		case <-f.wake:
-			if p := f.e.pending; p != nil {
-				f.mu.Lock()
-				f.writePending(p.size() >= f.e.cfg.MaxPendingBytes)
-				f.mu.Unlock()
+			_ = f.tick(false)
+		case <-sub:
+			f.mu.Lock()
+			f.writePending(f.due(time.Now()))
+			f.mu.Unlock()
+		case <-f.wake: // only poked with the pending store
+			f.mu.Lock()
+			if f.e.pending.size() >= f.e.cfg.MaxPendingBytes {
+				f.writePending(allFiles)
+			} else {
+				f.writePending(finishedFiles)
 			}
+			f.mu.Unlock()
 		}
 	}
 }
 
-// tick is the flush_interval's work (also the last, at shutdown).
-func (f *flusher) tick() error {
+// Which pending files a flush writes.
+func allFiles(*pendingFile) bool         { return true }
+func finishedFiles(pf *pendingFile) bool { return pf.finished }
+func (f *flusher) due(now time.Time) func(*pendingFile) bool {
+	t := now.UnixNano()
+	return func(pf *pendingFile) bool { return pf.finished || pf.due <= t }
+}
+
+// tick is the flush_interval's work; all writes every pending line (the
+// last tick, at shutdown).
+func (f *flusher) tick(all bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.e
 	var errs []error
 	if e.pending != nil {
-		f.writePending(true)
+		if all {
+			f.writePending(allFiles)
+		} else {
+			f.writePending(f.due(time.Now()))
+		}
 	}
 	if e.journal != nil {
 		// The extents before the files they describe (a power loss must not
@@ -115,12 +143,12 @@ func (f *flusher) tick() error {
 	return errors.Join(errs...)
 }
 
-// writePending appends pending lines to their files: every file with all,
-// else the finished rollouts'. Each file is one append; the rollouts.jsonl
-// lines follow, once their rollout's file holds its lines.
-func (f *flusher) writePending(all bool) {
+// writePending appends the lines of the files due says to them, one
+// append each; the rollouts.jsonl lines follow, once their rollout's file
+// holds its lines.
+func (f *flusher) writePending(due func(*pendingFile) bool) {
 	e, p := f.e, f.e.pending
-	files := p.take(all)
+	files := p.take(due)
 	if len(files) == 0 {
 		return
 	}
@@ -129,12 +157,12 @@ func (f *flusher) writePending(all bool) {
 	var written []*pendingFile
 	rootSize, rootLines, lines, bytes := 0, 0, 0, 0
 	for _, pf := range files {
-		if len(pf.buf) > 0 {
-			err := f.store.appendLines(pf.name, [][]byte{pf.buf}, len(pf.buf), appendOpts{kind: fileKindRollout})
+		if pf.bytes > 0 {
+			err := f.store.appendLines(pf.name, pf.parts, pf.bytes, appendOpts{kind: fileKindRollout})
 			switch {
 			case err == nil:
 				lines += pf.lines
-				bytes += len(pf.buf)
+				bytes += pf.bytes
 			case errors.Is(err, errUnsafeFile):
 				// A symlink or other planted file under a rollout's name: never
 				// written through; its spans are in the combined file.
@@ -143,7 +171,8 @@ func (f *flusher) writePending(all bool) {
 			default:
 				e.metrics.writeFailed(fileKindRollout)
 				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.name), zap.Error(err))
-				pf.finished = false // retried at the next tick, not at every push
+				pf.finished = false // retried in a flush_interval, not at every push
+				p.postpone(pf)
 				p.putBack(pf)
 				continue
 			}
@@ -170,10 +199,10 @@ func (f *flusher) writePending(all bool) {
 			e.metrics.writeFailed(fileKindRollouts)
 			e.logs.warn("rollouts_write", "appending to the rollouts file failed; its lines stay pending for the next flush", zap.Error(err))
 			for _, pf := range rootFiles {
-				n := len(pf.buf) // in its file already
-				pf.buf, pf.lines, pf.spans, pf.finished = pf.buf[:0], 0, 0, false
+				p.writtenParts(pf) // in its file already
+				pf.lines, pf.spans, pf.finished = 0, 0, false
+				p.postpone(pf)
 				p.putBack(pf)
-				p.release(n)
 			}
 		} else {
 			e.metrics.written(fileKindRollouts, rootLines, rootSize)

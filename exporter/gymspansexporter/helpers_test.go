@@ -164,7 +164,7 @@ func flushFiles(t testing.TB, e *spansExporter) {
 	f := e.flusher
 	e.mu.Unlock()
 	require.NotNil(t, f, "exporter started")
-	require.NoError(t, f.tick())
+	require.NoError(t, f.tick(true))
 }
 
 // writePendingNow appends every pending rollout line to its file, without
@@ -177,7 +177,7 @@ func writePendingNow(t testing.TB, e *spansExporter) {
 	require.NotNil(t, f, "exporter started")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.writePending(true)
+	f.writePending(allFiles)
 }
 
 // withoutRoots gives td's parentless spans a parent that is not there, so

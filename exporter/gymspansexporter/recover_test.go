@@ -26,6 +26,19 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/servicemap"
 )
 
+// pauseFlusher keeps e's flusher from writing (a root's wake-up would
+// otherwise write the rollout files before the crash the test stages).
+func pauseFlusher(t *testing.T, e *spansExporter) {
+	t.Helper()
+	e.mu.Lock()
+	f := e.flusher
+	e.mu.Unlock()
+	f.mu.Lock()
+	paused[f] = true
+}
+
+var paused = map[*flusher]bool{} // the test goroutine's
+
 // crash stops e as a kill -9 would. No push may be in flight but one stuck
 // forever in the write seam.
 func crash(t *testing.T, e *spansExporter) {
@@ -36,7 +49,9 @@ func crash(t *testing.T, e *spansExporter) {
 	e.mu.Unlock()
 	require.NotNil(t, store, "started")
 	close(f.stop)
-	f.mu.Lock() // after a flush in progress; never given back: no flush after the crash
+	if !paused[f] {
+		f.mu.Lock() // after a flush in progress; never given back: no flush after the crash
+	}
 	store.mu.Lock()
 	for _, h := range store.handles {
 		_ = unix.Close(h.fd) // gives its lock back
@@ -119,6 +134,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			first, second := withCalls(gymTraces(1, 3, 4), 1), withCalls(gymTraces(2, 3, 4), 2)
 			require.NoError(t, a.pushTraces(context.Background(), first))
 			flushFiles(t, a) // first is in every file and in the service map
+			pauseFlusher(t, a)
 			require.NoError(t, a.pushTraces(context.Background(), second))
 			crash(t, a)
 			want := map[string]uint64{"run-1 nemo-gym/simple_agent -> nemo-gym/policy_model": 3}
@@ -209,6 +225,7 @@ func TestRecoveryOfTornJournal(t *testing.T) {
 		return defaultWrite(name, fd, iovs)
 	}
 	startExporter(t, a)
+	pauseFlusher(t, a)
 	before := gymTraces(4, 2, 3)
 	require.NoError(t, a.pushTraces(context.Background(), before))
 	fi, err := os.Stat(filepath.Join(dir, "spans.jsonl"))
@@ -369,6 +386,7 @@ func TestIndexOfAnotherConfigIsLeft(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := newTestExporter(t, recoveryConfig(dir, func(c *Config) { c.Format = formatOTLPJSON }))
 	startExporter(t, a)
+	pauseFlusher(t, a)
 	require.NoError(t, a.pushTraces(context.Background(), gymTraces(70, 2, 3)))
 	crash(t, a)
 	b, tel := newTestExporter(t, recoveryConfig(dir, nil))
