@@ -177,8 +177,9 @@ type fileStore struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	handles map[string]*handle
-	lru     *list.List // front = most recently used
-	open    int        // descriptors held (handles, retired handles, flusher reopens)
+	opened  *boundedTable[string, struct{}] // names opened before (openAt)
+	lru     *list.List                      // front = most recently used
+	open    int                             // descriptors held (handles, retired handles, flusher reopens)
 	// closedDirty names files closed (evicted) or renamed (rotated) before
 	// their last write was fsynced; dirDirty marks a rename not yet fsynced.
 	closedDirty map[string]struct{}
@@ -239,6 +240,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 		write:       defaultWrite,
 		obs:         obs,
 		handles:     map[string]*handle{},
+		opened:      newBoundedTable[string, struct{}](maxOpenedNames),
 		lru:         list.New(),
 		closedDirty: map[string]struct{}{},
 		syncfsAbove: syncfsThreshold,
@@ -248,11 +250,25 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 }
 
 // openAt opens name inside the capture dir for appending, creating it with
-// the configured permissions when it does not exist. An existing file (the
-// usual case: a rollout's file reopened after its handle was evicted) takes
-// one openat. The first append checks what was opened (checkOpened).
+// the configured permissions when it does not exist. A name this store
+// opened before (a rollout's file reopened after its handle was evicted)
+// takes one openat; a name it never opened (usually a new rollout's file) is
+// created first, also one openat when it does not exist (two: an open that
+// failed with ENOENT, then the create, was what every new rollout cost, and
+// on NFS every open is a round trip). The first append checks what was
+// opened (checkOpened).
 func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if _, before := s.opened.get(name); !before {
+		s.opened.put(name, struct{}{})
+		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
+		if err == nil {
+			return fd, true, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return -1, false, openError(name, err)
+		}
+	}
 	fd, err = unix.Openat(s.dirFD, name, base, 0)
 	for attempt := 0; errors.Is(err, unix.ENOENT) && attempt < 8; attempt++ {
 		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
@@ -265,13 +281,22 @@ func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
-			return -1, false, fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
-		}
-		return -1, false, fmt.Errorf("open %q: %w", name, err)
+		return -1, false, openError(name, err)
 	}
 	return fd, created, nil
 }
+
+// openError wraps a failed open; a name that is not a file we may write
+// through is errUnsafeFile.
+func openError(name string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
+		return fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
+	}
+	return fmt.Errorf("open %q: %w", name, err)
+}
+
+// maxOpenedNames bounds the names a store remembers having opened.
+const maxOpenedNames = 1 << 14
 
 // checkOpened refuses anything but a regular file with a single link (a
 // hard link could lead outside the capture dir) before the first write
