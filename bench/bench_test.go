@@ -248,7 +248,7 @@ func TestBuildReplayPassesAreFresh(t *testing.T) {
 
 func TestTailerFollowsRotation(t *testing.T) {
 	dir := t.TempDir()
-	tl, err := startTailer(dir, "C")
+	tl, err := startTailer(dir, "C", false)
 	require.NoError(t, err)
 	line := func(id uint64) string {
 		var b [8]byte

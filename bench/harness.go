@@ -139,7 +139,7 @@ type runResult struct {
 	Retries         int64
 	Refused         float64
 	SendFailed      float64
-	Lat             map[string]latency // by class group: "known", "upward"
+	Lat             map[string]latency // by class group: "known", "upward"; "rollout": known spans into their rollout's file (C, paced)
 	Timing          map[string]float64 // seconds the harness spent: start, stop, tail, count, cleanup
 	Err             string
 }
@@ -219,6 +219,9 @@ func (h *harness) logRun(r *runResult) {
 	}
 	if l, ok := r.Lat["peer"]; ok {
 		msg += fmt.Sprintf(", peer unknown p50 %.2fs p99 %.2fs (n %d)", l.P50, l.P99, l.N)
+	}
+	if l, ok := r.Lat["rollout"]; ok {
+		msg += fmt.Sprintf(", known into the rollout file p50 %.0fms p99 %.0fms (n %d)", l.P50*1e3, l.P99*1e3, l.N)
 	}
 	if len(r.Timing) > 0 {
 		msg += fmt.Sprintf(" [harness: start %.1fs, stop %.1fs, tail %.1fs, count %.1fs, cleanup %.1fs]",
@@ -366,7 +369,10 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	}
 	var tl *tailer
 	if fileOutput {
-		if tl, err = startTailer(outDir, r.Pipeline); err != nil {
+		// The per-rollout files too in the paced phase (the rollout-file
+		// latency target's load); the replay has more files than is worth
+		// following.
+		if tl, err = startTailer(outDir, r.Pipeline, r.Phase == phasePaced); err != nil {
 			return err
 		}
 	}
@@ -507,6 +513,9 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		}
 		if tl != nil && (r.Phase == phaseReplay || r.Phase == phasePaced) {
 			r.Lat = latencies(tl.seen(), ld.sentAt, h.replay)
+			if rl := latencies(tl.seenInRollout(), ld.sentAt, h.replay)["known"]; rl.N > 0 {
+				r.Lat["rollout"] = rl
+			}
 		}
 	default:
 		sm, err := scrape(ctx, sinkMetrics)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +23,13 @@ import (
 // each span id first appears on disk (the time the harness read the line,
 // within microseconds of the write(2) that put it there, plus the time to
 // read the lines queued before it). It also counts distinct non-synthetic
-// span ids, which tells the harness when the collector has drained.
+// span ids, which tells the harness when the collector has drained. With
+// rollouts (pipeline C), it also follows the per-rollout files and notes
+// when each span first appears in one, apart.
 type tailer struct {
 	dir      string
 	pipeline string
+	rollouts bool
 	fd       int
 	stop     chan struct{}
 	done     chan struct{}
@@ -36,6 +40,7 @@ type tailer struct {
 
 	mu        sync.Mutex
 	seenAt    map[uint64]int64 // span id -> unix nanos first seen
+	rolloutAt map[uint64]int64 // span id -> unix nanos first seen in a per-rollout file
 	expected  map[uint64]uint8 // set by want
 	inRollout atomic.Int64     // ids seen that expected places in a rollout
 	distinct  atomic.Int64
@@ -46,10 +51,11 @@ type tailer struct {
 type tailFile struct {
 	f       *os.File
 	format  string
+	rollout bool // a per-rollout file (rolloutAt)
 	partial []byte
 }
 
-func startTailer(dir, pipeline string) (*tailer, error) {
+func startTailer(dir, pipeline string, rollouts bool) (*tailer, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
@@ -58,8 +64,8 @@ func startTailer(dir, pipeline string) (*tailer, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("inotify_add_watch %s: %w", dir, err)
 	}
-	t := &tailer{dir: dir, pipeline: pipeline, fd: fd, stop: make(chan struct{}), done: make(chan struct{}),
-		files: map[string]*tailFile{}, cookies: map[uint32]*tailFile{}, seenAt: map[uint64]int64{},
+	t := &tailer{dir: dir, pipeline: pipeline, rollouts: rollouts && pipeline == "C", fd: fd, stop: make(chan struct{}), done: make(chan struct{}),
+		files: map[string]*tailFile{}, cookies: map[uint32]*tailFile{}, seenAt: map[uint64]int64{}, rolloutAt: map[uint64]int64{},
 		buf: make([]byte, 1<<20)}
 	go t.loop()
 	return t, nil
@@ -138,6 +144,10 @@ func (t *tailer) touch(name string) {
 	tf, ok := t.files[name]
 	if !ok {
 		format, ok := outputFile(t.pipeline, name)
+		rollout := false
+		if !ok && t.rollouts && strings.HasSuffix(name, ".spans.jsonl") {
+			format, ok, rollout = fmtConsole, true, true
+		}
 		if !ok {
 			return
 		}
@@ -145,7 +155,7 @@ func (t *tailer) touch(name string) {
 		if err != nil {
 			return
 		}
-		tf = &tailFile{f: f, format: format}
+		tf = &tailFile{f: f, format: format, rollout: rollout}
 		t.files[name] = tf
 	}
 	t.read(tf)
@@ -179,7 +189,7 @@ func (t *tailer) read(tf *tailFile) {
 					tf.partial = append(tf.partial, line...)
 					line = tf.partial
 				}
-				t.line(tf.format, line, now)
+				t.line(tf, line, now)
 				tf.partial = tf.partial[:0]
 				data = data[i+1:]
 			}
@@ -190,8 +200,18 @@ func (t *tailer) read(tf *tailFile) {
 	}
 }
 
-func (t *tailer) line(format string, line []byte, now int64) {
-	lineSpans(format, line, func(id uint64, synthetic bool) {
+func (t *tailer) line(tf *tailFile, line []byte, now int64) {
+	lineSpans(tf.format, line, func(id uint64, synthetic bool) {
+		if tf.rollout {
+			if !synthetic {
+				t.mu.Lock()
+				if _, ok := t.rolloutAt[id]; !ok {
+					t.rolloutAt[id] = now
+				}
+				t.mu.Unlock()
+			}
+			return
+		}
 		if synthetic {
 			t.synth.Add(1)
 			return
@@ -234,3 +254,7 @@ func (t *tailer) close() error {
 
 // seen returns the first-seen times (valid after close).
 func (t *tailer) seen() map[uint64]int64 { return t.seenAt }
+
+// seenInRollout returns the first-seen times in a per-rollout file (valid
+// after close; empty unless the tailer follows them).
+func (t *tailer) seenInRollout() map[uint64]int64 { return t.rolloutAt }

@@ -155,6 +155,27 @@ type gymsimRun struct {
 	truthByRollout map[string][]truthSpan
 	combined       []outSpan
 	gymsimOutput   string
+	// runID is the run's nemo.run.id ("": gymsimRunID); pathTemplate names
+	// its rollout files ("": {rollout_id}.spans.jsonl). Runs that share a
+	// capture dir set both.
+	runID, pathTemplate string
+}
+
+// run is the run's id.
+func (r *gymsimRun) run() string {
+	if r.runID == "" {
+		return gymsimRunID
+	}
+	return r.runID
+}
+
+// rolloutFile is the path of rollout's file.
+func (r *gymsimRun) rolloutFile(rollout string) string {
+	tmpl := r.pathTemplate
+	if tmpl == "" {
+		tmpl = "{rollout_id}.spans.jsonl"
+	}
+	return filepath.Join(r.dir, strings.NewReplacer("{rollout_id}", rollout, "{run_id}", r.run()).Replace(tmpl))
 }
 
 func (r *gymsimRun) rolloutIDs() []string {
@@ -393,7 +414,7 @@ func checkGymsimRun(t *testing.T, tc gymsimCase, run *gymsimRun) {
 			"span %s %q (%s): rollout %q, want %q", want.SpanID, want.Name, want.Service, got.str("nemo.gym.rollout.id"), want.RolloutID)
 		wantTrace := want.TraceID
 		if want.RolloutID != "" {
-			wantTrace = rolloutTraceID(gymsimRunID, want.RolloutID)
+			wantTrace = rolloutTraceID(run.run(), want.RolloutID)
 		}
 		trace.check(wantTrace == got.TraceID, "span %s %q (rollout %q): trace %s, want %s", want.SpanID, want.Name, want.RolloutID, got.TraceID, wantTrace)
 	}
@@ -492,7 +513,7 @@ func (c *rolloutChecks) report() {
 // job's. It returns the file's spans.
 func checkRolloutFile(t *testing.T, c *rolloutChecks, tc gymsimCase, run *gymsimRun, r string, job *outSpan) []outSpan {
 	t.Helper()
-	path := filepath.Join(run.dir, r+".spans.jsonl")
+	path := run.rolloutFile(r)
 	spans := readJSONLines[outSpan](t, path)
 	_, err := os.Stat(filepath.Join(run.dir, r+".capture.jsonl"))
 	c.capture.check(err == nil, "%s: %v", r, err)
@@ -521,7 +542,7 @@ func checkRolloutFile(t *testing.T, c *rolloutChecks, tc gymsimCase, run *gymsim
 	}
 	c.services.check(len(services) == len(gotServices), "rollout %s: %d services in its file, want %d", r, len(gotServices), len(services))
 
-	tid := rolloutTraceID(gymsimRunID, r)
+	tid := rolloutTraceID(run.run(), r)
 	c.trace.check(job == nil || job.TraceID != tid, "rollout %s in the job's trace", r)
 	for _, s := range spans {
 		c.trace.check(tid == s.TraceID, "span %s %q of %s in trace %s, want %s", s.SpanID, s.Name, r, s.TraceID, tid)
@@ -676,14 +697,17 @@ func checkRolloutsFile(t *testing.T, tc gymsimCase, run *gymsimRun, roots map[st
 	lines := newTally(t, "rollouts.jsonl: one line per rollout with its trace and root (§5.1)")
 	seen := map[string]bool{}
 	for _, l := range readJSONLines[line](t, path) {
+		if run.runID != "" && l.RunID != run.runID {
+			continue // another run sharing the capture dir
+		}
 		lines.check(!seen[l.RolloutID], "rollout %s twice", l.RolloutID)
 		seen[l.RolloutID] = true
 		root, ok := roots[l.RolloutID]
 		if !lines.check(ok, "names rollout %q, which has no single root", l.RolloutID) {
 			continue
 		}
-		lines.check(l.RunID == gymsimRunID && l.TraceID == root.TraceID && l.RootSpanID == root.SpanID,
-			"rollout %s: run %q trace %s root %s, want %q %s %s", l.RolloutID, l.RunID, l.TraceID, l.RootSpanID, gymsimRunID, root.TraceID, root.SpanID)
+		lines.check(l.RunID == run.run() && l.TraceID == root.TraceID && l.RootSpanID == root.SpanID,
+			"rollout %s: run %q trace %s root %s, want %q %s %s", l.RolloutID, l.RunID, l.TraceID, l.RootSpanID, run.run(), root.TraceID, root.SpanID)
 	}
 	lines.report()
 	assert.Len(t, seen, len(run.rolloutIDs()), "rollouts in rollouts.jsonl")
@@ -805,7 +829,10 @@ func checkServiceMapFile(t *testing.T, run *gymsimRun) {
 	require.NoError(t, json.Unmarshal(b, &doc))
 	got := map[string]uint64{}
 	for _, e := range doc.Edges {
-		assert.Equal(t, gymsimRunID, e.Run, "run of edge %s -> %s", e.Client, e.Server)
+		if run.runID != "" && e.Run != run.runID {
+			continue // another run sharing the capture dir
+		}
+		assert.Equal(t, run.run(), e.Run, "run of edge %s -> %s", e.Client, e.Server)
 		got[e.Client+" -> "+e.Server] += e.Calls
 		if !external[e.Server] {
 			assert.NotRegexp(t, `^[^\s:/]+:\d+$|^\[.*\]:\d+$`, e.Server, "edge %s -> %s: a host:port left unfolded", e.Client, e.Server)

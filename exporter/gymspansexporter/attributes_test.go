@@ -5,6 +5,7 @@ package gymspansexporter
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -36,8 +38,12 @@ func newObservedExporter(t *testing.T, mutate func(*Config)) (*spansExporter, *o
 
 // oneRollout is a parentless root and its child in rollout id of run, the
 // rollout named by rolloutAttr, the run by the resource attribute runAttr.
-// res adds resource attributes.
+// res adds resource attributes. The trace id is made of the arguments, so
+// different rollouts are different spans (the exporter drops a span written
+// twice).
 func oneRollout(rolloutAttr, id, runAttr, run string, res map[string]string) ptrace.Traces {
+	sum := sha256.Sum256([]byte(rolloutAttr + "\x00" + id + "\x00" + runAttr + "\x00" + run))
+	tid := pcommon.TraceID(sum[:16])
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr(runAttr, run)
@@ -47,12 +53,12 @@ func oneRollout(rolloutAttr, id, runAttr, run string, res map[string]string) ptr
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	root := spans.AppendEmpty()
 	root.SetName("gym.rollout")
-	root.SetTraceID([16]byte{7})
+	root.SetTraceID(tid)
 	root.SetSpanID([8]byte{1})
 	root.Attributes().PutStr(rolloutAttr, id)
 	child := spans.AppendEmpty()
 	child.SetName("HTTP POST")
-	child.SetTraceID([16]byte{7})
+	child.SetTraceID(tid)
 	child.SetSpanID([8]byte{2})
 	child.SetParentSpanID([8]byte{1})
 	child.Attributes().PutStr(rolloutAttr, id)

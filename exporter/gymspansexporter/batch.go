@@ -4,6 +4,7 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"hash/crc32"
 	"slices"
 	"strconv"
 
@@ -18,7 +19,8 @@ import (
 // spanRef locates a span of the batch in its Traces.
 type spanRef struct {
 	rs, ss, sp int32
-	retried    bool // the retry table had it: some files already hold its line
+	retried    bool  // the retry table had it: some files already hold its line
+	claim      claim // what the deduplication window said (claimNew: written by this push)
 }
 
 // fileBatch is the bytes one file gets from one batch.
@@ -52,6 +54,7 @@ func (fb *fileBatch) addSeg(start, end int) {
 // writev, so a line shared by a rollout's file and the combined file is
 // never copied (and the combined file's lines are one segment).
 type batch struct {
+	td        ptrace.Traces
 	files     []*fileBatch
 	free      []*fileBatch
 	byName    map[string]*fileBatch
@@ -59,6 +62,18 @@ type batch struct {
 	refs      []spanRef
 	roots     []rootRef
 	failed    []bool
+	// Deduplication: the push's id, each span's key and claim, how many
+	// spans another push in flight writes.
+	push     uint32
+	keys     []dedupKey
+	claims   []claim
+	inFlight int
+	// Journal mode: the combined file's lines (length and CRC-32C), the
+	// rollouts of the ERROR spans (the writer counts them for
+	// rollouts.jsonl), and the combined append's result.
+	lines     []lineRef
+	errSpans  [][2]string
+	combined  *fileBatch
 	arena     []byte
 	lineStart int // the current span's encoding in arena
 	lineEnd   int
@@ -78,7 +93,10 @@ func (b *batch) reset() {
 	clear(b.byName)
 	clear(b.byRollout)
 	clear(b.roots) // let go of the batch's strings
+	clear(b.errSpans)
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
+	b.keys, b.claims, b.lines, b.errSpans = b.keys[:0], b.claims[:0], b.lines[:0], b.errSpans[:0]
+	b.td, b.push, b.inFlight, b.combined = ptrace.Traces{}, 0, 0, nil
 	// Do not keep a huge arena alive between batches.
 	if cap(b.arena) > 16<<20 {
 		b.arena = nil
@@ -105,7 +123,39 @@ func (b *batch) file(name, kind string) *fileBatch {
 	return fb
 }
 
-// encode fills b with every span's lines, grouped per file.
+// claimSpans asks the deduplication window about every span of td (one
+// lock for the batch) and returns how many were written before.
+func (e *spansExporter) claimSpans(b *batch, td ptrace.Traces) int {
+	if e.dedup == nil {
+		return 0
+	}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				b.keys = append(b.keys, dedupKeyOf(spans.At(k)))
+			}
+		}
+	}
+	b.claims = append(b.claims, make([]claim, len(b.keys))...)
+	b.push = e.dedup.newPush()
+	e.dedup.claim(b.push, b.keys, b.claims)
+	dups := 0
+	for _, c := range b.claims {
+		switch c {
+		case claimWritten:
+			dups++
+		case claimInFlight:
+			b.inFlight++
+		}
+	}
+	return dups
+}
+
+// encode fills b with the lines of every span this push writes (claimNew),
+// grouped per file.
 func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
 		b.byRollout = map[[2]string]rolloutTarget{}
@@ -134,9 +184,16 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				span := spans.At(k)
 				idx := int32(len(b.refs))
 				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
+				if len(b.claims) > 0 {
+					ref.claim = b.claims[idx]
+				}
+				if ref.claim != claimNew {
+					b.refs = append(b.refs, ref)
+					continue
+				}
 				var done []string
-				if e.retry.Len() > 0 {
-					done, ref.retried = e.retry.Get(spanKey(span.TraceID(), span.SpanID()))
+				if e.retrying.Load() > 0 {
+					done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
 				}
 				b.refs = append(b.refs, ref)
 				b.lineStart = len(b.arena)
@@ -157,19 +214,30 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				}
 				if rollout != "" {
 					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
-						k := rolloutKey(run, rollout)
-						n, _ := e.errs.Get(k)
-						e.errs.Put(k, n+1)
+						b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
 					}
-					if e.cfg.RolloutsFile != "" && isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
-						b.roots = append(b.roots, rootRef{idx: idx, run: run, rollout: rollout})
+					fb := e.rolloutFile(b, run, rollout)
+					if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
+						root := rootRef{idx: idx, run: run, rollout: rollout}
+						if fb != nil {
+							root.file = fb.name
+						}
+						b.roots = append(b.roots, root)
 					}
-					if fb := e.rolloutFile(b, run, rollout); fb != nil && !slices.Contains(done, fb.name) {
+					if fb != nil && !slices.Contains(done, fb.name) {
 						e.add(b, fb, idx, td)
 					}
 				}
 				if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
-					e.add(b, b.file(e.cfg.CombinedFile, fileKindCombined), idx, td)
+					if b.combined == nil {
+						b.combined = b.file(e.cfg.CombinedFile, fileKindCombined)
+					}
+					e.add(b, b.combined, idx, td)
+					if e.journal != nil && !e.otlp {
+						b.lines = append(b.lines, lineRef{
+							n: uint32(b.lineEnd - b.lineStart), crc: crc32.Checksum(b.arena[b.lineStart:b.lineEnd], castagnoli), keys: e.keysPerSpan(),
+						})
+					}
 				}
 			}
 		}
@@ -177,6 +245,17 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if e.otlp {
 		for _, fb := range b.files {
 			e.finishOTLP(b, fb, td)
+		}
+		if fb := b.combined; e.journal != nil && fb != nil {
+			crc := uint32(0)
+			for _, sg := range fb.segs {
+				crc = crc32.Update(crc, castagnoli, b.arena[sg.start:sg.end])
+			}
+			keys := 0
+			if e.dedup != nil {
+				keys = len(fb.spans)
+			}
+			b.lines = append(b.lines, lineRef{n: uint32(fb.size), crc: crc, keys: uint32(keys)})
 		}
 	}
 	if unkeyed > 0 {
@@ -199,11 +278,13 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
+		e.namesMu.Lock()
 		res, cached := e.names.Get(key)
 		if !cached {
 			res.name, res.reason = e.tmpl.render(run, rollout)
 			e.names.Put(key, res)
 		}
+		e.namesMu.Unlock()
 		name, reason := res.name, res.reason
 		if reason == "" {
 			tgt.fb = b.file(name, fileKindRollout)
@@ -219,6 +300,15 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 		e.metrics.reject(tgt.reason, 1)
 	}
 	return tgt.fb
+}
+
+// keysPerSpan is how many dedup keys a span has in the journal index: one,
+// or none without deduplication.
+func (e *spansExporter) keysPerSpan() uint32 {
+	if e.dedup == nil {
+		return 0
+	}
+	return 1
 }
 
 func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces) {

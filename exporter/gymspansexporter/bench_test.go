@@ -281,7 +281,19 @@ func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
 	dirFD, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(b, err)
 	quit, stopped := make(chan struct{}), make(chan struct{})
-	go tickUntil(d, quit, stopped, func() { _ = syncfs(dirFD) })
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_ = syncfs(dirFD)
+			}
+		}
+	}()
 	return func() {
 		close(quit)
 		<-stopped
@@ -291,7 +303,7 @@ func syncDirEvery(b *testing.B, dir string, d time.Duration) (stop func()) {
 
 // benchWriteFloor appends parts[i] to file i of a fresh dir, one write(2)
 // each, b.N times; with syncEvery > 0, a goroutine syncs the dir's filesystem
-// that often meanwhile, as the exporter's flusher does (SPEC §5.1's fsync at
+// that often meanwhile, as the exporter's flusher does (design §5.1's fsync at
 // most every flush_interval, which fileexporter does not do at all).
 func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Duration) {
 	cleanPageCache()

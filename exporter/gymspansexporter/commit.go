@@ -13,7 +13,7 @@ import "sync"
 // a few spans per rollout, which is what Gym's processes send. While one
 // push is writing, the pushes that arrive queue their batches; when it is
 // done, the first of them becomes the writer and takes the whole queue. A
-// push returns only after its own lines were written, so the SPEC §5.1
+// push returns only after its own lines were written, so the design §5.1
 // guarantee (write(2) before ConsumeTraces returns) is kept, and a lone
 // push pays a mutex and a map of its files. Each push writes at most one
 // group, so no push waits for more than the group in flight and its own.
@@ -49,9 +49,9 @@ type groupFile struct {
 	size  int
 }
 
-// commit writes b's files (fb.err set per file) together with the batches
-// of concurrent pushes, and returns when b's lines are written or failed.
-func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, size int, rot *rotation) error, rotFor func(kind string) *rotation) {
+// commit has writeGroup write b together with the batches of concurrent
+// pushes, and returns when b's lines are written or failed.
+func (g *groupCommit) commit(b *batch, writeGroup func(group []*batch)) {
 	g.mu.Lock()
 	g.queue = append(g.queue, b)
 	if g.writing {
@@ -69,7 +69,7 @@ func (g *groupCommit) commit(b *batch, write func(name string, iovs [][]byte, si
 	g.queue, g.spare = g.spare[:0], nil
 	g.mu.Unlock()
 
-	g.write(group, write, rotFor)
+	writeGroup(group)
 	if g.afterGroup != nil {
 		g.afterGroup()
 	}
@@ -112,16 +112,17 @@ func (g *groupCommit) whenIdle(f func()) bool {
 	return true
 }
 
-// write appends each file of the group once, in the order the files first
-// appear, with the batches' bytes in queue order, and gives every batch
-// part the result of its file's append.
-func (g *groupCommit) write(group []*batch, write func(string, [][]byte, int, *rotation) error, rotFor func(string) *rotation) {
+// write appends each file of the group that keep accepts once, in the
+// order the files first appear, with the batches' bytes in queue order, and
+// gives every batch part the result of its file's append. The writer calls
+// it (it uses the writer's scratch).
+func (g *groupCommit) write(group []*batch, keep func(fb *fileBatch) bool, write func(string, [][]byte, int, *rotation) error, rotFor func(string) *rotation) {
 	if g.byName == nil {
 		g.byName = map[string]*groupFile{}
 	}
 	for _, b := range group {
 		for _, fb := range b.files {
-			if fb.size == 0 {
+			if fb.size == 0 || !keep(fb) {
 				continue
 			}
 			gf := g.byName[fb.name]

@@ -7,6 +7,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,10 +27,15 @@ type gatedDisk struct {
 	mu         sync.Mutex
 	n          int
 	calls      map[string]int
+	only       string // when set, only writes to this file are gated and counted
 }
 
 func (d *gatedDisk) write(name string, fd int, iovs [][]byte) (int, error) {
 	d.mu.Lock()
+	if d.only != "" && name != d.only {
+		d.mu.Unlock()
+		return d.faultyDisk.write(name, fd, iovs)
+	}
 	d.n++
 	n := d.n
 	if n > d.firstFiles {
@@ -62,24 +68,61 @@ func otlpSpanIDsIn(t testing.TB, path string) map[string]int {
 	return out
 }
 
+// counted returns the writev calls counted per file.
+func (d *gatedDisk) counted() map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range d.calls {
+		out[k] = v
+	}
+	return out
+}
+
 // TestGroupCommit holds one push inside its first write while four more
 // queue behind it, then checks that the four were written with one append
 // per file between them, that every span is in every file exactly once,
 // and that a failed file fails exactly its spans in each of the grouped
-// pushes (and a retry then completes them).
+// pushes (and a retry then completes them). With the combined file the
+// pushes write only it (the rollout files and rollouts.jsonl follow from
+// memory); with combined_file "" they write every file.
 func TestGroupCommit(t *testing.T) {
-	for _, full := range []string{"", "0-1.spans.jsonl", "spans.jsonl"} {
-		t.Run("full="+full, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, combined, full string
+	}{
+		{"journal", "spans.jsonl", ""},
+		{"journal/full=spans.jsonl", "spans.jsonl", "spans.jsonl"},
+		{"write-through", "", ""},
+		{"write-through/full=0-1.spans.jsonl", "", "0-1.spans.jsonl"},
+		{"write-through/full=rollouts.jsonl", "", "rollouts.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := func(td ptrace.Traces) map[string]map[string]int {
+				f := expectedFiles(td)
+				if tc.combined == "" {
+					delete(f, "spans.jsonl")
+				}
+				return f
+			}
+			// The pushes write: with the combined file only it, else every file.
+			pushed := func(td ptrace.Traces) map[string]map[string]int {
+				if tc.combined != "" {
+					return map[string]map[string]int{"spans.jsonl": files(td)["spans.jsonl"]}
+				}
+				return files(td)
+			}
 			disk := &gatedDisk{
-				firstFiles: len(expectedFiles(gymTraces(100, 8, 5))),
+				firstFiles: len(pushed(gymTraces(100, 8, 5))),
 				entered:    make(chan struct{}), release: make(chan struct{}), calls: map[string]int{},
 			}
-			disk.set([]string{full}, nil)
-			e, _ := newTestExporter(t, nil)
+			disk.set([]string{tc.full}, nil)
+			e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = tc.combined; c.FlushInterval = time.Hour })
 			e.write = disk.write
 			queued := make(chan int, 8)
 			e.commits.queued = func(n int) { queued <- n }
 			startExporter(t, e)
+			// Only the pushes' writes are counted (not the flusher's).
+			disk.only = tc.combined
 
 			const pushes = 5
 			want := map[string]map[string]int{}
@@ -90,7 +133,7 @@ func TestGroupCommit(t *testing.T) {
 				errs[i] = e.pushTraces(context.Background(), gymTraces(uint64(100+i), 8, 5))
 			}
 			for i := 0; i < pushes; i++ {
-				for f, ids := range expectedFiles(gymTraces(uint64(100+i), 8, 5)) {
+				for f, ids := range files(gymTraces(uint64(100+i), 8, 5)) {
 					if want[f] == nil {
 						want[f] = map[string]int{}
 					}
@@ -113,15 +156,14 @@ func TestGroupCommit(t *testing.T) {
 			wg.Wait()
 
 			// The four queued pushes: one writev per file they share.
-			grouped := expectedFiles(gymTraces(101, 8, 5))
-			for f, n := range disk.calls {
+			for f, n := range disk.counted() {
 				assert.Equal(t, 1, n, "writev calls for %s by the grouped pushes", f)
 			}
-			assert.Len(t, disk.calls, len(grouped), "every file of the group is appended to")
+			assert.Len(t, disk.counted(), len(pushed(gymTraces(101, 8, 5))), "every file of the group is appended to")
 
 			var back []map[string]bool
 			for i, err := range errs {
-				if full == "" {
+				if tc.full == "" {
 					require.NoError(t, err, "push %d", i)
 					continue
 				}
@@ -133,16 +175,19 @@ func TestGroupCommit(t *testing.T) {
 				var perr consumererror.Traces
 				require.ErrorAs(t, err, &perr)
 				wantBack := map[string]bool{}
-				for sid := range expectedFiles(gymTraces(uint64(100+i), 8, 5))[full] {
+				for sid := range files(gymTraces(uint64(100+i), 8, 5))[tc.full] {
 					wantBack[sid] = true
 				}
-				assert.Equal(t, wantBack, countSpans(perr.Data()), "push %d carries back exactly its spans of %s", i, full)
+				assert.Equal(t, wantBack, countSpans(perr.Data()), "push %d carries back exactly its spans of %s", i, tc.full)
 				back = append(back, countSpans(perr.Data()))
 				disk.set(nil, nil)
 				require.NoError(t, e.pushTraces(context.Background(), perr.Data()))
 			}
-			if full != "" {
+			if tc.full != "" {
 				assert.Len(t, back, pushes-1)
+			}
+			if tc.combined != "" {
+				flushFiles(t, e)
 			}
 			assertExactlyOnce(t, e.cfg.CaptureDir, want)
 			assert.Zero(t, e.retry.Len())
@@ -156,7 +201,8 @@ func TestGroupCommit(t *testing.T) {
 func TestConcurrentPushes(t *testing.T) {
 	for _, format := range []string{formatConsole, formatOTLPJSON} {
 		t.Run(format, func(t *testing.T) {
-			e, _ := newTestExporter(t, func(c *Config) { c.Format = format; c.MaxOpenFiles = 4 })
+			// Four descriptors for the files (and three for the journal index).
+			e, _ := newTestExporter(t, func(c *Config) { c.Format = format; c.MaxOpenFiles = 4 + journalDescriptors })
 			startExporter(t, e)
 			want := map[string]map[string]int{}
 			var wg sync.WaitGroup
@@ -181,6 +227,7 @@ func TestConcurrentPushes(t *testing.T) {
 				}()
 			}
 			wg.Wait()
+			flushFiles(t, e)
 			if format == formatConsole {
 				assertExactlyOnce(t, e.cfg.CaptureDir, want)
 				return
@@ -209,7 +256,7 @@ func TestAfterGroupBeforeWake(t *testing.T) {
 	woken := -1
 	g.afterGroup = func() { woken = len(other.wake) }
 	writer := &batch{wake: make(chan bool, 1)}
-	g.commit(writer, func(string, [][]byte, int, *rotation) error { return nil }, func(string) *rotation { return nil })
+	g.commit(writer, func([]*batch) {})
 	assert.Equal(t, 0, woken, "the group's other push was woken before afterGroup ran")
 	require.Len(t, other.wake, 1)
 	assert.False(t, <-other.wake, "the other push is told it was written, not to become the writer")

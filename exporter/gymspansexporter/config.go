@@ -26,13 +26,13 @@ const (
 	rootsParentless = "parentless"
 )
 
-// Output formats of the span files (SPEC §5.2).
+// Output formats of the span files (design §5.2).
 const (
 	formatConsole  = "console"
 	formatOTLPJSON = "otlp_json"
 )
 
-// Config is the configuration of the gymspans exporter (SPEC §5).
+// Config is the configuration of the gymspans exporter (design §5).
 type Config struct {
 	// CaptureDir is the directory Gym writes <rollout_id>.capture.jsonl into
 	// (Gym's model_call_capture_dir). Required. Created with
@@ -94,6 +94,17 @@ type Config struct {
 	// loss). Default: 1s.
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 
+	// MaxPendingBytes bounds the rollout-file and rollouts.jsonl lines held
+	// in memory between the combined file and their own files (with the
+	// combined file on): at the bound they are written early, and pushes
+	// wait while the flusher cannot bring them below it. Default: 64 MiB.
+	MaxPendingBytes int `mapstructure:"max_pending_bytes"`
+
+	// DedupWindowSpans is how many of the spans written last are
+	// remembered to drop a span written twice (a sender's retry after a
+	// crash; design §4.6); 0 turns deduplication off. Default: 524288.
+	DedupWindowSpans int `mapstructure:"dedup_window_spans"`
+
 	// LockHold is the longest time a file's exclusive lock is kept after an
 	// append, so that back-to-back batches to the same file take it once.
 	// Another process sharing the capture dir waits at most about this long
@@ -136,7 +147,7 @@ type RotationConfig struct {
 	MaxBackups int `mapstructure:"max_backups"`
 }
 
-// ServiceMapConfig configures the service-map files (SPEC §5.1).
+// ServiceMapConfig configures the service-map files (design §5.1).
 type ServiceMapConfig struct {
 	// Enabled writes service_map.json and service_map.md. Default: true.
 	Enabled bool `mapstructure:"enabled"`
@@ -199,6 +210,15 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush_interval: must be a positive duration, got %v", cfg.FlushInterval))
+	}
+	if cfg.MaxPendingBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1 MiB, got %d", cfg.MaxPendingBytes))
+	}
+	if cfg.DedupWindowSpans < 0 || cfg.DedupWindowSpans > 1<<26 {
+		errs = append(errs, fmt.Errorf("dedup_window_spans: must be between 0 and %d, got %d", 1<<26, cfg.DedupWindowSpans))
+	}
+	if cfg.CombinedFile != "" && cfg.MaxOpenFiles < 2+journalDescriptors {
+		errs = append(errs, fmt.Errorf("max_open_files: must be at least %d with the combined file (its journal index holds %d), got %d", 2+journalDescriptors, journalDescriptors, cfg.MaxOpenFiles))
 	}
 	if cfg.LockHold < 0 || cfg.LockHold > time.Second {
 		errs = append(errs, fmt.Errorf("lock_hold: must be between 0 and 1s, got %v", cfg.LockHold))

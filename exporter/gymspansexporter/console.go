@@ -3,7 +3,7 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-// The console line encoder (format console, SPEC §5.2).
+// The console line encoder (format console, design §5.2).
 //
 // Console lines follow Python's ReadableSpan.to_json (opentelemetry-sdk 1.44,
 // the shape Gym prints with NEMO_GYM_OTEL_EXPORTER=console), key for key and

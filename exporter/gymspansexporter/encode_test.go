@@ -195,8 +195,8 @@ func TestOTLPJSONRoundTrip(t *testing.T) {
 	assert.Len(t, read("12-4.spans.jsonl"), 2)
 }
 
-// pythonConsoleLine is the console line of reference/nemo-gym-telemetry.md
-// §4 (Python SDK 1.44 ReadableSpan.to_json, as Gym prints it), on one line.
+// pythonConsoleLine is a console line as Gym prints it (the Python SDK
+// 1.44's ReadableSpan.to_json, design §5.2), on one line.
 const pythonConsoleLine = `{"name": "gym.verify", "context": {"trace_id": "0x4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "0x00f067aa0ba902b7", "trace_state": "[]"}, "kind": "SpanKind.INTERNAL", "parent_id": "0x5fb397be34d26b51", "start_time": "2026-08-21T12:00:00.123456Z", "end_time": "2026-08-21T12:00:00.412345Z", "status": {"status_code": "UNSET"}, "attributes": {"nemo.gym.server.name": "example_single_tool_call", "nemo.gym.rollout.id": "0-0"}, "events": [], "links": [], "resource": {"attributes": {"service.name": "nemo-gym/example_single_tool_call", "nemo.run.id": "4f2a91c0be31", "dl.rank": 0}, "schema_url": ""}}`
 
 // orderedKeys returns the keys of the JSON object at the top of line, in order.
@@ -218,7 +218,7 @@ func orderedKeys(t *testing.T, obj []byte) []string {
 }
 
 // TestConsoleMatchesPythonShape encodes the reference's span and checks that
-// the line is the Python line plus the flat fields of SPEC §5.2: same keys
+// the line is the Python line plus the flat fields of design §5.2: same keys
 // in the same order, same values.
 func TestConsoleMatchesPythonShape(t *testing.T) {
 	td := ptrace.NewTraces()

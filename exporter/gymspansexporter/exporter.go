@@ -4,6 +4,8 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,25 +14,26 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
-	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // spansExporter is the exporter's glue: its state, Start, Shutdown and
 // pushTraces (the data flow is drawn in doc.go).
 //
-// Encoding and the bookkeeping after the write hold mu (the retry and
-// rollout tables need no other lock); the appends do not: concurrent pushes
-// are written together by groupCommit, one append per file. Nothing is
-// queued in memory beyond the pushes in flight: when ConsumeTraces returns
-// nil, every line of its batch is in the kernel (a kill -9 loses none); the
-// flusher fsyncs. Partial failure and the retry table: retry.go.
+// Concurrent pushes claim their spans (dedup.go) and encode in parallel;
+// the group writer (commit.go) then writes the batches that queued
+// together, one append per file. With the combined file (journal mode) the
+// writer appends only the combined file, records the append in the journal
+// index and hands the rollout lines to the pending store, which the flusher
+// writes out (flusher.go); with combined_file "" (write-through) it appends
+// every file. Partial failure and the retry table: retry.go.
 type spansExporter struct {
 	cfg     *Config
 	keys    attrKeys
@@ -47,29 +50,36 @@ type spansExporter struct {
 	filePerm    os.FileMode
 	dirPerm     os.FileMode
 
-	// observers see every span once it is written; the service-map writer
-	// (service_map.*) plugs in here.
-	observers []spanObserver
+	// sm keeps service_map.json and service_map.md (nil when off).
+	sm *serviceMapObserver
 
 	commits  groupCommit
 	inflight sync.WaitGroup // pushes past encoding; shutdown waits for them
 	active   atomic.Int32   // pushes in pushTraces; the last out calls store.idle
 
+	dedup *dedupWindow // nil with dedup_window_spans 0
+
+	// Journal mode (set at start when combined_file is on).
+	journal *journalIndex
+	pending *pendingStore
+	extent  []byte // the writer's scratch for extent records
+
+	// errs is the group writer's: (run, rollout) → ERROR spans written.
+	errs *bounded.Table[[2]string, int]
+
+	namesMu sync.Mutex
+	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
+
+	retryMu  sync.Mutex
+	retry    *bounded.Table[[24]byte, []string] // span → files already holding its line
+	retrying atomic.Int64                       // entries in retry
+
+	freeMu sync.Mutex
+	free   []*batch // batches to reuse
+
 	mu      sync.Mutex
 	store   *fileStore
-	free    []*batch                              // batches to reuse
-	retry   *bounded.Table[[24]byte, []string]    // span → files already holding its line
-	errs    *bounded.Table[[2]string, int]        // (run, rollout) → ERROR spans seen
-	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-// spanObserver is told about every span written, and flushed with the files.
-type spanObserver interface {
-	observe(res pcommon.Resource, span ptrace.Span)
-	flush() error
-	shutdown() error
+	flusher *flusher
 }
 
 const (
@@ -106,95 +116,127 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
+		dedup:    newDedupWindow(cfg.DedupWindowSpans),
 		retry:    bounded.New[[24]byte, []string](maxRetrySpans),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
 		names:    bounded.New[[2]string, nameResult](maxCachedNames),
 	}, nil
 }
 
-func (e *spansExporter) start(context.Context, component.Host) error {
+// journalDescriptors are the descriptors the journal index holds inside
+// the capture dir: its directory, its lock and its current segment.
+const journalDescriptors = 3
+
+func (e *spansExporter) start(_ context.Context, _ component.Host) error {
 	if err := ensureDir(e.cfg.CaptureDir, e.dirPerm); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
 	}
 	if err := checkWritable(e.cfg.CaptureDir); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
 	}
-	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, e.cfg.MaxOpenFiles, e.metrics)
+	maxOpen := e.cfg.MaxOpenFiles
+	if e.cfg.CombinedFile != "" {
+		maxOpen -= journalDescriptors
+	}
+	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, maxOpen, e.metrics)
 	if err != nil {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
 	store.startHolding(e.cfg.LockHold, e.commits.whenIdle)
 	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
-	if e.cfg.ServiceMap.Enabled && len(e.observers) == 0 {
+	fail := func(err error) error {
+		if e.journal != nil {
+			_ = e.journal.close(true)
+			e.journal = nil
+		}
+		_ = store.close()
+		return fmt.Errorf("gymspans exporter: %w", err)
+	}
+	if e.cfg.ServiceMap.Enabled && e.sm == nil {
 		sm, err := newServiceMapObserver(e.cfg, e.logger)
 		if err != nil {
-			_ = store.close()
-			return fmt.Errorf("gymspans exporter: %w", err)
+			return fail(err)
 		}
-		e.observers = append(e.observers, sm)
+		e.sm = sm
 	}
-	marked := marksRoots(e.cfg.RolloutRoots)
+	e.markedRoots = marksRoots(e.cfg.RolloutRoots)
 	if e.cfg.RolloutsFile != "" {
 		rule := "a parentless span with a rollout id"
-		if marked {
+		if e.markedRoots {
 			rule = "the span the gym processor marked " + gymconv.RolloutRootAttribute
 		} else if e.cfg.RolloutRoots == rootsAuto {
 			rule += " (no gym processor in this collector)"
 		}
 		e.logger.Info("rollouts.jsonl: a rollout's root is "+rule, zap.String("rollout_roots", e.cfg.RolloutRoots))
 	}
+	if e.cfg.CombinedFile != "" {
+		if err := e.startJournal(store); err != nil {
+			return fail(err)
+		}
+	}
+	f := newFlusher(e, store)
 	e.mu.Lock()
-	e.markedRoots = marked
-	e.store = store
-	e.stop = make(chan struct{})
-	e.stopped = make(chan struct{})
+	e.store, e.flusher = store, f
 	e.mu.Unlock()
-	go e.flushLoop(store, e.stop, e.stopped)
+	go f.run()
 	return nil
 }
 
-// flushLoop fsyncs what was written, at most every flush_interval.
-func (e *spansExporter) flushLoop(store *fileStore, stop <-chan struct{}, stopped chan<- struct{}) {
-	tickUntil(e.cfg.FlushInterval, stop, stopped, func() {
-		_ = store.flush() // failures are counted and logged by the store
-		for _, o := range e.observers {
-			if err := o.flush(); err != nil {
-				e.logs.warn("observer", "flush failed", zap.Error(err))
-			}
-		}
-	})
+// startJournal opens the journal index, completes the files of the
+// exporters that died before they wrote them (recover.go), and starts the
+// pending store.
+func (e *spansExporter) startJournal(store *fileStore) error {
+	dirFD, err := openJournalDir(store.dirFD, uint32(e.dirPerm.Perm()))
+	if err != nil {
+		return err
+	}
+	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.filePerm, e.cfg.DedupWindowSpans)
+	if err != nil {
+		_ = unix.Close(dirFD)
+		return err
+	}
+	e.journal = j
+	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes, e.cfg.FlushInterval)
+	if err := e.recoverDead(store); err != nil {
+		return err
+	}
+	return nil
 }
 
-// tickUntil calls f every d until stop is closed, then closes stopped.
-func tickUntil(d time.Duration, stop <-chan struct{}, stopped chan<- struct{}, f func()) {
-	defer close(stopped)
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			f()
-		}
+// writerID names this exporter's journal in service_map.json.
+func (e *spansExporter) writerID() string {
+	if e.journal == nil {
+		return ""
 	}
+	return e.journal.id
 }
 
 func (e *spansExporter) shutdown(context.Context) error {
 	e.mu.Lock()
-	store, stop, stopped := e.store, e.stop, e.stopped
+	store, f := e.store, e.flusher
 	e.store = nil
 	e.mu.Unlock()
 	if store == nil {
 		return nil
 	}
 	e.inflight.Wait()
-	close(stop)
-	<-stopped
-	var errs []error
-	for _, o := range e.observers {
-		errs = append(errs, o.shutdown())
+	close(f.stop)
+	<-f.stopped
+	// The last flush: every pending line to its file, fsync, the service map.
+	err := f.tick(true)
+	if e.pending != nil && e.pending.size() > 0 {
+		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
+	}
+	errs := []error{err}
+	if e.journal != nil {
+		// With everything written the index is no longer needed; else it is
+		// left for the next start to complete.
+		errs = append(errs, e.journal.close(err == nil))
+		if err == nil && e.sm != nil {
+			e.sm.forget(e.journal.id)
+			errs = append(errs, e.sm.flush())
+		}
 	}
 	errs = append(errs, store.close())
 	if err := errors.Join(errs...); err != nil {
@@ -203,39 +245,179 @@ func (e *spansExporter) shutdown(context.Context) error {
 	return nil
 }
 
-func (e *spansExporter) pushTraces(_ context.Context, td ptrace.Traces) error {
+func (e *spansExporter) getBatch() *batch {
+	e.freeMu.Lock()
+	defer e.freeMu.Unlock()
+	if n := len(e.free); n > 0 {
+		b := e.free[n-1]
+		e.free = e.free[:n-1]
+		return b
+	}
+	return &batch{wake: make(chan bool, 1)}
+}
+
+func (e *spansExporter) putBatch(b *batch) {
+	b.reset()
+	e.freeMu.Lock()
+	e.free = append(e.free, b)
+	e.freeMu.Unlock()
+}
+
+func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
-	store := e.store
+	store, f := e.store, e.flusher
 	if store == nil {
 		e.mu.Unlock()
 		return errors.New("gymspans exporter: not started")
 	}
-	var b *batch
-	if n := len(e.free); n > 0 {
-		b, e.free = e.free[n-1], e.free[:n-1]
-	} else {
-		b = &batch{wake: make(chan bool, 1)}
-	}
+	e.inflight.Add(1)
+	e.mu.Unlock()
+	defer e.inflight.Done()
 	e.active.Add(1)
 	defer func() {
 		if e.active.Add(-1) == 0 {
 			store.idle()
 		}
 	}()
+	if e.pending != nil {
+		// Rollout lines wait in memory for their files; at the bound, pushes
+		// wait for the flusher.
+		if err := e.pending.waitBelow(ctx, e.cfg.MaxPendingBytes, f.poke); err != nil {
+			return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", e.pending.size(), err)
+		}
+	}
+	b := e.getBatch()
+	defer e.putBatch(b)
+	b.td = td
+	e.metrics.duplicate(e.claimSpans(b, td))
 	e.encode(b, td)
-	e.encodeRoots(b, td)
-	e.inflight.Add(1)
-	e.mu.Unlock()
-	defer e.inflight.Done()
+	if len(b.files) == 0 && len(b.roots) == 0 {
+		return e.finishBatch(b, td) // nothing to write (every span written before, or in flight)
+	}
+	if e.journal != nil {
+		e.commits.commit(b, func(group []*batch) { e.writeJournal(store, f, group) })
+	} else {
+		e.commits.commit(b, func(group []*batch) { e.writeThrough(store, group) })
+	}
+	return e.finishBatch(b, td)
+}
 
-	e.commits.commit(b, store.appendLines, e.rotationOf)
+// writeThrough is the group writer with combined_file "": every file of the
+// group is appended before the pushes return.
+func (e *spansExporter) writeThrough(store *fileStore, group []*batch) {
+	for _, b := range group {
+		e.encodeRoots(b)
+	}
+	e.commits.write(group, func(*fileBatch) bool { return true }, func(name string, iovs [][]byte, size int, rot *rotation) error {
+		return store.appendLines(name, iovs, size, appendOpts{kind: e.kindOf(name), rot: rot, hold: true})
+	}, e.rotationOf)
+}
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	err := e.finishBatch(b, td)
-	b.reset()
-	e.free = append(e.free, b)
-	return err
+// writeJournal is the group writer with the combined file: the group's
+// lines go to the combined file, recorded in the journal index under its
+// lock; once they are there, the rollout lines and the roots' rollouts.jsonl
+// lines go to the pending store and the spans to the service map.
+func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batch) {
+	var roots [][]byte
+	lines, keys := 0, 0
+	for _, b := range group {
+		e.encodeRoots(b)
+		for _, r := range b.roots {
+			if r.line.end > r.line.start {
+				roots = append(roots, b.arena[r.line.start:r.line.end])
+			}
+		}
+		lines += len(b.lines)
+		for _, c := range b.claims {
+			if c == claimNew {
+				keys++
+			}
+		}
+	}
+	var seq uint64
+	before := func(ino uint64, off int64) error {
+		p := appendExtentHeader(e.extent, ino, off, lines)
+		for _, b := range group {
+			for _, l := range b.lines {
+				p = appendLineRef(p, l)
+			}
+		}
+		p = appendCount(p, keys)
+		for _, b := range group {
+			for i, c := range b.claims {
+				if c == claimNew {
+					p = append(p, b.keys[i][:]...)
+				}
+			}
+		}
+		p = appendCount(p, len(roots))
+		for _, r := range roots {
+			p = appendBytes(p, r)
+		}
+		e.extent = p
+		s, err := e.journal.addExtent(p, keys)
+		seq = s
+		return err
+	}
+	e.commits.write(group, func(fb *fileBatch) bool { return fb.kind == fileKindCombined }, func(name string, iovs [][]byte, size int, rot *rotation) error {
+		return store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true, before: before})
+	}, e.rotationOf)
+	var ok []*batch
+	for _, b := range group {
+		if b.combined == nil || b.combined.err == nil {
+			ok = append(ok, b)
+		}
+	}
+	if len(ok) == 0 || seq == 0 {
+		return
+	}
+	due := e.pending.addGroup(seq, e.cfg.MaxPendingBytes, func(a *adder) {
+		for _, b := range ok {
+			for _, fb := range b.files {
+				if fb.kind == fileKindRollout && fb.size > 0 {
+					a.add(fb.name, b.arena, fb.segs, fb.lines, len(fb.spans))
+				}
+			}
+			for _, r := range b.roots {
+				a.root(r.file, b.arena[r.line.start:r.line.end])
+			}
+		}
+	})
+	if e.sm != nil {
+		e.sm.observeAt(e.journal.id, seq+1, writtenSpans(ok))
+	}
+	if due {
+		f.poke()
+	}
+}
+
+// writtenSpans yields the spans the batches wrote (claimNew), with their
+// resources.
+func writtenSpans(group []*batch) func(yield func(pcommon.Resource, ptrace.Span) bool) {
+	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
+		for _, b := range group {
+			for _, ref := range b.refs {
+				if ref.claim != claimNew {
+					continue
+				}
+				rs := b.td.ResourceSpans().At(int(ref.rs))
+				if !yield(rs.Resource(), rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// kindOf is the file kind of a name the writer appends to.
+func (e *spansExporter) kindOf(name string) string {
+	switch name {
+	case e.cfg.CombinedFile:
+		return fileKindCombined
+	case e.cfg.RolloutsFile:
+		return fileKindRollouts
+	}
+	return fileKindRollout
 }
 
 // rotationOf is the rotation of a file kind (only the combined file rotates).
@@ -246,21 +428,19 @@ func (e *spansExporter) rotationOf(kind string) *rotation {
 	return nil
 }
 
-// observe hands the spans whose lines are now in every file to the
-// observers (a span that failed before is observed when its retry succeeds).
+// observe hands the spans whose lines are now in every file to the service
+// map (write-through mode; a span that failed before is observed when its
+// retry succeeds).
 func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
-	if len(e.observers) == 0 {
+	if e.sm == nil {
 		return
 	}
 	for idx, ref := range b.refs {
-		if len(b.failed) > 0 && b.failed[idx] {
+		if ref.claim != claimNew || (len(b.failed) > 0 && b.failed[idx]) {
 			continue
 		}
 		rs := td.ResourceSpans().At(int(ref.rs))
-		span := rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
-		for _, o := range e.observers {
-			o.observe(rs.Resource(), span)
-		}
+		e.sm.observe(rs.Resource(), rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp)))
 	}
 }
 

@@ -43,6 +43,8 @@ func createDefaultConfig() component.Config {
 		MaxOpenFiles:         256,
 		FlushInterval:        time.Second,
 		LockHold:             10 * time.Millisecond,
+		MaxPendingBytes:      64 << 20,
+		DedupWindowSpans:     1 << 19,
 		FilePermissions:      "0640",
 		DirectoryPermissions: "0750",
 		ServiceMap: ServiceMapConfig{

@@ -128,28 +128,34 @@ func countSpans(td ptrace.Traces) map[string]bool {
 	return out
 }
 
-// TestDiskFullOnOneFile fails one rollout's file and then the combined file,
+// TestDiskFullOnOneFile fails files a push writes (with the combined file,
+// only it; with combined_file "", the rollout files and rollouts.jsonl),
 // checks that the error carries exactly the spans with an unwritten line,
 // and that retrying (the returned data, or the whole batch as an SDK
 // would) leaves every span once in every file.
 func TestDiskFullOnOneFile(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		combined  string
 		full      []string
 		wholeBack bool // retry with the whole batch instead of the error's data
 	}{
-		{name: "rollout file", full: []string{"0-1.spans.jsonl"}},
-		{name: "combined file", full: []string{"spans.jsonl"}},
-		{name: "rollouts file", full: []string{"rollouts.jsonl"}},
-		{name: "two files, whole batch resent", full: []string{"0-2.spans.jsonl", "spans.jsonl"}, wholeBack: true},
+		{name: "combined file", combined: "spans.jsonl", full: []string{"spans.jsonl"}},
+		{name: "combined file, whole batch resent", combined: "spans.jsonl", full: []string{"spans.jsonl"}, wholeBack: true},
+		{name: "write-through/rollout file", full: []string{"0-1.spans.jsonl"}},
+		{name: "write-through/rollouts file", full: []string{"rollouts.jsonl"}},
+		{name: "write-through/two files, whole batch resent", full: []string{"0-2.spans.jsonl", "rollouts.jsonl"}, wholeBack: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			disk := &faultyDisk{}
-			e, tel := newTestExporter(t, nil)
+			e, tel := newTestExporter(t, func(c *Config) { c.CombinedFile = tc.combined })
 			e.write = disk.write
 			startExporter(t, e)
 			td := gymTraces(7, 4, 6)
 			want := expectedFiles(td)
+			if tc.combined == "" {
+				delete(want, "spans.jsonl")
+			}
 
 			disk.set(tc.full, nil)
 			err := e.pushTraces(context.Background(), td)
@@ -179,10 +185,60 @@ func TestDiskFullOnOneFile(t *testing.T) {
 
 			disk.set(nil, nil)
 			require.NoError(t, e.pushTraces(context.Background(), retry))
+			if tc.combined != "" {
+				flushFiles(t, e)
+			}
 			assertExactlyOnce(t, e.cfg.CaptureDir, want)
 			assert.Zero(t, e.retry.Len(), "the retry table empties once everything is written")
 		})
 	}
+}
+
+// TestRolloutFileFullWithJournal: with the combined file, a rollout file
+// or rollouts.jsonl that cannot be written fails no push: its lines stay
+// pending (counted in the gauge, the failure in write_errors) and the next
+// flush with room writes them, once.
+func TestRolloutFileFullWithJournal(t *testing.T) {
+	for _, full := range []string{"0-1.spans.jsonl", "rollouts.jsonl"} {
+		t.Run(full, func(t *testing.T) {
+			disk := &faultyDisk{}
+			e, tel := newTestExporter(t, func(c *Config) { c.FlushInterval = time.Hour })
+			e.write = disk.write
+			startExporter(t, e)
+			td := gymTraces(7, 4, 6)
+			want := expectedFiles(td)
+			disk.set([]string{full}, nil)
+			require.NoError(t, e.pushTraces(context.Background(), td))
+			flushFiles(t, e)
+			assert.Positive(t, sum(metricByAttr(t, tel, metricWriteErrors, "file")))
+			assert.Positive(t, sum(metricByAttr(t, tel, metricPendingBytes, "")), "the lines wait in memory")
+			assert.Empty(t, spanIDsIn(t, filepath.Join(e.cfg.CaptureDir, full)))
+			// rollouts.jsonl waits for its rollouts' files, never the reverse.
+			if full == "0-1.spans.jsonl" {
+				assert.NotContains(t, spanIDsIn(t, filepath.Join(e.cfg.CaptureDir, "rollouts.jsonl")), rootOf(t, td, "0-1"))
+			}
+
+			disk.set(nil, nil)
+			flushFiles(t, e)
+			assertExactlyOnce(t, e.cfg.CaptureDir, want)
+			assert.Zero(t, sum(metricByAttr(t, tel, metricPendingBytes, "")))
+		})
+	}
+}
+
+// rootOf is the span id of rollout's parentless span in td.
+func rootOf(t *testing.T, td ptrace.Traces, rollout string) string {
+	t.Helper()
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		ss := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans()
+		for k := 0; k < ss.Len(); k++ {
+			if s := ss.At(k); s.ParentSpanID().IsEmpty() && strAttr(s.Attributes(), gymconv.RolloutAttribute) == rollout {
+				return s.SpanID().String()
+			}
+		}
+	}
+	t.Fatalf("no root of %s", rollout)
+	return ""
 }
 
 // TestShortWriteLeavesNoPartialLine makes write(2) stop halfway: the file is
@@ -227,7 +283,7 @@ func TestRetryThroughExporterHelper(t *testing.T) {
 	cfg.RetryConfig.MaxElapsedTime = time.Minute
 	disk := &faultyDisk{}
 	failures := 0
-	disk.set([]string{"0-0.spans.jsonl"}, nil)
+	disk.set([]string{"spans.jsonl"}, nil)
 	seam := func(name string, fd int, iovs [][]byte) (int, error) {
 		n, err := disk.write(name, fd, iovs)
 		if err != nil {

@@ -3,7 +3,7 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-// The file layer of SPEC §5.1: append-only files directly inside the capture
+// The file layer of design §5.1: append-only files directly inside the capture
 // dir, shared with other processes (often over NFS).
 //
 // Every file is opened relative to a descriptor of the capture dir with
@@ -34,6 +34,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // flush_interval as for the file being written. Shutdown fsyncs everything.
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+
 	"bytes"
 	"container/list"
 	"errors"
@@ -177,8 +179,9 @@ type fileStore struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	handles map[string]*handle
-	lru     *list.List // front = most recently used
-	open    int        // descriptors held (handles, retired handles, flusher reopens)
+	opened  *bounded.Ring[string, struct{}] // names opened before (openAt)
+	lru     *list.List                      // front = most recently used
+	open    int                             // descriptors held (handles, retired handles, flusher reopens)
 	// closedDirty names files closed (evicted) or renamed (rotated) before
 	// their last write was fsynced; dirDirty marks a rename not yet fsynced.
 	closedDirty map[string]struct{}
@@ -197,11 +200,33 @@ type fileStore struct {
 }
 
 // storeObserver receives the file layer's events for the exporter's metrics.
+// kind is the appendOpts kind of the file (fileKind*).
 type storeObserver interface {
 	tornTailCut(name string)
 	rotated(name string)
 	openFilesChanged(delta int)
 	fsyncFailed(name string, err error)
+	opened(kind string, created bool)
+	locked(kind string)
+	appended(kind string)
+}
+
+// appendOpts say how appendLines treats one file.
+type appendOpts struct {
+	kind string    // fileKind*: counted per kind
+	rot  *rotation // the combined file's size bound; nil for the others
+	// hold keeps the lock after the append for at most lock_hold
+	// (lockhold.go). Only the group-commit writer, which owns the kept
+	// locks, may set it.
+	hold bool
+	// before runs under the lock right before the bytes are written, with
+	// the file's inode and the offset they will start at (the journal index
+	// records them, journal.go); an error cancels the write.
+	before func(ino uint64, off int64) error
+	// prepare, when set, replaces data and size under the lock, after a
+	// torn tail was cut, given the descriptor and the file's size (recovery
+	// drops the lines the file already holds, recover.go).
+	prepare func(fd int, size int64) ([][]byte, int, error)
 }
 
 func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs storeObserver) (*fileStore, error) {
@@ -217,6 +242,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 		write:       defaultWrite,
 		obs:         obs,
 		handles:     map[string]*handle{},
+		opened:      bounded.NewRing[string, struct{}](maxOpenedNames),
 		lru:         list.New(),
 		closedDirty: map[string]struct{}{},
 		syncfsAbove: syncfsThreshold,
@@ -226,11 +252,25 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 }
 
 // openAt opens name inside the capture dir for appending, creating it with
-// the configured permissions when it does not exist. An existing file (the
-// usual case: a rollout's file reopened after its handle was evicted) takes
-// one openat. The first append checks what was opened (checkOpened).
+// the configured permissions when it does not exist. A name this store
+// opened before (a rollout's file reopened after its handle was evicted)
+// takes one openat; a name it never opened (usually a new rollout's file) is
+// created first, also one openat when it does not exist (two: an open that
+// failed with ENOENT, then the create, was what every new rollout cost, and
+// on NFS every open is a round trip). The first append checks what was
+// opened (checkOpened).
 func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if _, before := s.opened.Get(name); !before {
+		s.opened.Put(name, struct{}{})
+		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
+		if err == nil {
+			return fd, true, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return -1, false, openError(name, err)
+		}
+	}
 	fd, err = unix.Openat(s.dirFD, name, base, 0)
 	for attempt := 0; errors.Is(err, unix.ENOENT) && attempt < 8; attempt++ {
 		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
@@ -243,13 +283,22 @@ func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
-			return -1, false, fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
-		}
-		return -1, false, fmt.Errorf("open %q: %w", name, err)
+		return -1, false, openError(name, err)
 	}
 	return fd, created, nil
 }
+
+// openError wraps a failed open; a name that is not a file we may write
+// through is errUnsafeFile.
+func openError(name string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
+		return fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
+	}
+	return fmt.Errorf("open %q: %w", name, err)
+}
+
+// maxOpenedNames bounds the names a store remembers having opened.
+const maxOpenedNames = 1 << 14
 
 // checkOpened refuses anything but a regular file with a single link (a
 // hard link could lead outside the capture dir) before the first write
@@ -321,7 +370,7 @@ func (s *fileStore) closeLocked(h *handle) {
 }
 
 // acquire returns the cached handle of name, opening it when needed.
-func (s *fileStore) acquire(name string) (*handle, error) {
+func (s *fileStore) acquire(name, kind string) (*handle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -338,10 +387,22 @@ func (s *fileStore) acquire(name string) (*handle, error) {
 		s.unreserveLocked()
 		return nil, err
 	}
+	s.obs.opened(kind, created)
 	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1, created: created}
 	h.elem = s.lru.PushFront(h)
 	s.handles[name] = h
 	return h, nil
+}
+
+// retire closes name's handle once it is idle (now, if it is): a rollout
+// whose root was written is done, and its descriptor is better spent on
+// one in flight than left to the least-recently-used order.
+func (s *fileStore) retire(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.handles[name]; h != nil {
+		s.dropLocked(h)
+	}
 }
 
 func (s *fileStore) release(h *handle) {
@@ -359,14 +420,14 @@ func (s *fileStore) release(h *handle) {
 
 // reopen retires h (the name now points at another file) and returns a
 // fresh handle for name.
-func (s *fileStore) reopen(h *handle) (*handle, error) {
+func (s *fileStore) reopen(h *handle, kind string) (*handle, error) {
 	s.mu.Lock()
 	if !h.retired {
 		s.dropLocked(h)
 	}
 	s.mu.Unlock()
 	s.release(h)
-	return s.acquire(h.name)
+	return s.acquire(h.name, kind)
 }
 
 // syncfs is syncfs(2), retried on EINTR.
@@ -390,14 +451,14 @@ func flock(fd, how int) error {
 
 // appendLines appends data (whole lines) to name as described in the file
 // comment. It returns errUnsafeFile (wrapped) when name is not a file we may
-// write through. rot is nil except for the combined file.
-func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotation) error {
-	h, err := s.acquire(name)
+// write through.
+func (s *fileStore) appendLines(name string, data [][]byte, size int, o appendOpts) error {
+	h, err := s.acquire(name, o.kind)
 	if err != nil {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		again, err := s.appendLocked(h, data, size, rot)
+		again, err := s.appendLocked(h, data, size, o)
 		if errors.Is(err, errUnsafeFile) {
 			s.mu.Lock()
 			s.dropLocked(h) // keep no descriptor of it
@@ -411,7 +472,7 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotat
 			s.release(h)
 			return fmt.Errorf("append %q: file keeps being replaced", name)
 		}
-		if h, err = s.reopen(h); err != nil {
+		if h, err = s.reopen(h, o.kind); err != nil {
 			return err
 		}
 	}
@@ -420,15 +481,17 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, rot *rotat
 // appendLocked takes the lock on h (or finds it kept) and appends; again
 // reports that h no longer names the current file (replaced, or rotated by
 // us) and the caller must reopen and retry.
-func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *rotation) (again bool, err error) {
+func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, o appendOpts) (again bool, err error) {
 	// A kept lock was held since our last append: no process honouring the
 	// lock has rotated the file since. (It may still have been removed by
 	// hand, which the fstat sees.)
+	rot := o.rot
 	kept := h.locked
 	if !kept {
-		if err := s.lockForAppend(h); err != nil {
+		if err := s.lockForAppend(h, o.hold); err != nil {
 			return false, fmt.Errorf("lock %q: %w", h.name, err)
 		}
+		s.obs.locked(o.kind)
 	}
 	keepLock := false
 	defer func() {
@@ -473,6 +536,20 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 		}
 		return true, nil
 	}
+	if o.prepare != nil {
+		if data, dataSize, err = o.prepare(h.fd, size); err != nil {
+			return false, err
+		}
+		if dataSize == 0 {
+			h.ourEnd = size
+			return false, nil
+		}
+	}
+	if o.before != nil {
+		if err := o.before(st.Ino, size); err != nil {
+			return false, err
+		}
+	}
 	written := 0
 	chunks := writeChunks{data: data, left: dataSize}
 	for {
@@ -495,7 +572,8 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, rot *ro
 		}
 	}
 	h.ourEnd = size + int64(written)
-	keepLock = s.holdFor > 0
+	keepLock = o.hold && s.holdFor > 0
+	s.obs.appended(o.kind)
 	s.mu.Lock()
 	h.dirty = true
 	s.mu.Unlock()

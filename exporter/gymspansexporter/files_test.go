@@ -124,6 +124,7 @@ func TestRotationLeavesFsyncToFlush(t *testing.T) {
 			for i := 0; i < 5; i++ {
 				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
 			}
+			writePendingNow(t, e) // the rollout files too, so that no flush writes them after the fsync below
 			backups := backupsOf(t, e.cfg.CaptureDir)
 			require.NotEmpty(t, backups)
 			e.store.mu.Lock()
@@ -190,18 +191,20 @@ func testOpenFilesBounded(t *testing.T, syncfsAbove int) {
 		c.MaxOpenFiles = 64
 		c.FlushInterval = 1e6 // 1ms
 	})
+	var store *fileStore // set once started (shutdown clears e.store while the flusher writes)
 	e.write = func(name string, fd int, p [][]byte) (int, error) {
 		// The store opens and closes descriptors only under its lock:
 		// holding it gives a consistent count.
 		mu.Lock()
-		e.store.mu.Lock()
+		store.mu.Lock()
 		n := countFDsInside(t, dir)
-		e.store.mu.Unlock()
+		store.mu.Unlock()
 		peak = max(peak, n)
 		mu.Unlock()
 		return defaultWrite(name, fd, p)
 	}
 	startExporter(t, e)
+	store = e.store
 	e.store.mu.Lock()
 	e.store.syncfsAbove = syncfsAbove
 	e.store.mu.Unlock()
@@ -223,7 +226,8 @@ func testOpenFilesBounded(t *testing.T, syncfsAbove int) {
 		}
 		require.NoError(t, e.pushTraces(context.Background(), td))
 		// Write the first rollouts again, after they were evicted.
-		require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", []string{fmt.Sprintf("r%05d", b)})))
+		// (Another run each time: other trace ids, so other spans.)
+		require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts(fmt.Sprint("again-", b), []string{fmt.Sprintf("r%05d", b)})))
 	}
 	require.NoError(t, e.shutdown(context.Background()))
 	assert.LessOrEqual(t, peak, 64)
@@ -423,11 +427,14 @@ func TestWriteChunks(t *testing.T) {
 func TestRemovedFileIsRecreated(t *testing.T) {
 	e, _ := newTestExporter(t, nil)
 	startExporter(t, e)
-	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 1, 3)))
+	// No root: the rollout is not finished, its file stays open.
+	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 1, 3))))
+	flushFiles(t, e)
 	path := filepath.Join(e.cfg.CaptureDir, "0-0.spans.jsonl")
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.Remove(filepath.Join(e.cfg.CaptureDir, "spans.jsonl")))
-	require.NoError(t, e.pushTraces(context.Background(), gymTraces(2, 1, 3)))
+	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(2, 1, 3))))
+	flushFiles(t, e)
 	assert.Len(t, readLines(t, path), 3)
 	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 3)
 }
@@ -442,7 +449,7 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 	}{{syncfsThreshold / 2, 0}, {syncfsThreshold * 3, 1}} {
 		t.Run(fmt.Sprint(tc.rollouts), func(t *testing.T) {
 			e, tel := newTestExporter(t, func(c *Config) {
-				c.MaxOpenFiles = 4 // most rollout files are evicted while dirty
+				c.MaxOpenFiles = 4 + journalDescriptors // most rollout files are evicted while dirty
 				c.FlushInterval = time.Hour
 			})
 			startExporter(t, e)
@@ -451,6 +458,7 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 				ids[i] = fmt.Sprintf("r%d", i)
 			}
 			require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", ids)))
+			writePendingNow(t, e)
 			e.store.mu.Lock()
 			require.NotEmpty(t, e.store.closedDirty)
 			e.store.mu.Unlock()

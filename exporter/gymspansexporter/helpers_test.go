@@ -137,17 +137,56 @@ func gymTraces(seed uint64, rollouts, spansPer int) ptrace.Traces {
 	return td
 }
 
-// walkFiles lists every path under dir, relative to it.
+// walkFiles lists every path under dir, relative to it, but the journal
+// index's directory (empty after a clean shutdown: TestCleanShutdownLeavesNoIndex).
 func walkFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+	require.NoError(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		if rel == journalDir {
+			return filepath.SkipDir
+		}
 		out = append(out, rel)
 		return nil
 	}))
 	return out
+}
+
+// flushFiles writes every pending rollout line to its file now, as the
+// next flush tick would.
+func flushFiles(t testing.TB, e *spansExporter) {
+	t.Helper()
+	e.mu.Lock()
+	f := e.flusher
+	e.mu.Unlock()
+	require.NotNil(t, f, "exporter started")
+	require.NoError(t, f.tick(true))
+}
+
+// writePendingNow appends every pending rollout line to its file, without
+// the fsync of a flush tick.
+func writePendingNow(t testing.TB, e *spansExporter) {
+	t.Helper()
+	e.mu.Lock()
+	f := e.flusher
+	e.mu.Unlock()
+	require.NotNil(t, f, "exporter started")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writePending(allFiles)
+}
+
+// withoutRoots gives td's parentless spans a parent that is not there, so
+// that no span is a rollout's root (its file stays open after a flush).
+func withoutRoots(td ptrace.Traces) ptrace.Traces {
+	gymtest.EachSpan(td, func(_ pcommon.Resource, span ptrace.Span) {
+		if span.ParentSpanID().IsEmpty() {
+			span.SetParentSpanID(pcommon.SpanID{0xee})
+		}
+	})
+	return td
 }

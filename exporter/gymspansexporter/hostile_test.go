@@ -134,9 +134,11 @@ func countJSONLines(t *testing.T, path string) int {
 }
 
 // exportAll writes td, shuts down and returns the combined file's lines.
-func exportAll(t *testing.T, exp exporter.Traces, capture string, td ptrace.Traces) []map[string]any {
+// exportAll exports td and returns the lines of spans.jsonl: one per span
+// but the dups written before.
+func exportAll(t *testing.T, exp exporter.Traces, capture string, td ptrace.Traces, dups int) []map[string]any {
 	t.Helper()
-	n := td.SpanCount()
+	n := td.SpanCount() - dups
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 	require.NoError(t, exp.Shutdown(context.Background()))
 	lines := jsonLines(t, filepath.Join(capture, "spans.jsonl"))
@@ -173,7 +175,7 @@ func TestHostile10kDeepChainFiles(t *testing.T) {
 		}
 		hAdd(spans, hTraceID(1), hSpanID(uint64(i)), parent, "chain-1")
 	}
-	lines := exportAll(t, exp, capture, td)
+	lines := exportAll(t, exp, capture, td, 0)
 	for i, l := range lines {
 		want := ""
 		if i > 0 {
@@ -192,7 +194,7 @@ func TestHostile1MiBAttributeValuesFiles(t *testing.T) {
 	td.ResourceSpans().At(0).Resource().Attributes().PutStr("host.name", big)
 	hAdd(spans, hTraceID(1), hSpanID(0), pcommon.SpanID{}, "big-1").Attributes().PutStr("gen_ai.prompt", big)
 	hAdd(spans, hTraceID(1), hSpanID(1), hSpanID(0), strings.Repeat("r", 1<<20)) // a 1 MiB rollout id
-	lines := exportAll(t, exp, capture, td)
+	lines := exportAll(t, exp, capture, td, 0)
 	want := strings.ToValidUTF8(big, "\uFFFD")
 	assert.Equal(t, want, lines[0]["attributes"].(map[string]any)["gen_ai.prompt"])
 	assert.Equal(t, want, lines[1]["resource"].(map[string]any)["attributes"].(map[string]any)["host.name"])
@@ -212,7 +214,7 @@ func TestHostile10kAttributesFiles(t *testing.T) {
 	for i := range 10_000 {
 		s.Attributes().PutInt("attr."+strconv.Itoa(i), int64(i))
 	}
-	lines := exportAll(t, exp, capture, td)
+	lines := exportAll(t, exp, capture, td, 0)
 	attrs := lines[0]["attributes"].(map[string]any)
 	assert.Len(t, attrs, 10_001)
 	assert.InDelta(t, 9999, attrs["attr.9999"], 0)
@@ -233,13 +235,13 @@ func TestHostileIDsFiles(t *testing.T) {
 	for range 3 {
 		hAdd(spans, hTraceID(3), hSpanID(5), pcommon.SpanID{}, "dup-1")
 	}
-	lines := exportAll(t, exp, capture, td)
+	lines := exportAll(t, exp, capture, td, 2)
 	assert.Equal(t, strings.Repeat("0", 32), lines[3]["trace_id"])
 	assert.Equal(t, strings.Repeat("0", 16), lines[4]["span_id"])
 	assert.Equal(t, lines[2]["span_id"], lines[2]["parent_span_id"], "a self-parent is written as it is")
 	assert.Len(t, jsonLines(t, filepath.Join(capture, "cyc-1.spans.jsonl")), 3)
 	assert.Len(t, jsonLines(t, filepath.Join(capture, "zero-1.spans.jsonl")), 2)
-	assert.Len(t, jsonLines(t, filepath.Join(capture, "dup-1.spans.jsonl")), 3, "duplicates are not the exporter's to drop")
+	assert.Len(t, jsonLines(t, filepath.Join(capture, "dup-1.spans.jsonl")), 1, "a span sent three times is written once (design §4.6)")
 }
 
 // capturedFDs counts this process's descriptors that lead into dir.
@@ -322,6 +324,10 @@ func TestHostileManyRolloutFiles(t *testing.T) {
 			rolloutFiles++
 		case name == "spans.jsonl", name == "rollouts.jsonl", isBackupName("spans.jsonl", name):
 			// The combined file rotates (100 MiB) at the full size.
+		case name == journalDir:
+			index, err := os.ReadDir(filepath.Join(capture, name))
+			require.NoError(t, err)
+			assert.Empty(t, index, "a clean shutdown leaves no journal index")
 		default:
 			other[name] = true
 		}

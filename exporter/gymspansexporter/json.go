@@ -3,7 +3,7 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-// The JSON primitives of both line encoders (console.go, otlpjson.go; SPEC
+// The JSON primitives of both line encoders (console.go, otlpjson.go; design
 // §5.2). Both append to a caller-owned []byte and allocate nothing per span
 // once that buffer has grown.
 

@@ -5,6 +5,7 @@ package gymspansexporter
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -52,10 +54,17 @@ func spansWithRollouts(run string, ids []string) ptrace.Traces {
 		rs.Resource().Attributes().PutStr("nemo.run.id", run)
 	}
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	// Trace ids differ by run: the same rollouts in two runs are other spans.
+	runHash := sha256.Sum256([]byte(run))
+	tid := func(i int) pcommon.TraceID {
+		id := pcommon.TraceID{1, byte(i >> 8), byte(i)}
+		copy(id[3:], runHash[:13])
+		return id
+	}
 	for i, id := range ids {
 		s := spans.AppendEmpty()
 		s.SetName("gym.rollout")
-		s.SetTraceID([16]byte{1, byte(i >> 8), byte(i)})
+		s.SetTraceID(tid(i))
 		s.SetSpanID([8]byte{1, byte(i >> 8), byte(i)})
 		s.Attributes().PutStr("nemo.gym.rollout.id", id)
 	}
@@ -67,7 +76,7 @@ func spansWithRollouts(run string, ids []string) ptrace.Traces {
 		}
 		s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 		s.SetName("child")
-		s.SetTraceID([16]byte{1, byte(i >> 8), byte(i)})
+		s.SetTraceID(tid(i))
 		s.SetSpanID([8]byte{2, byte(i >> 8), byte(i)})
 		s.SetParentSpanID([8]byte{1, byte(i >> 8), byte(i)})
 	}

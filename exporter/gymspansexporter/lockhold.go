@@ -11,7 +11,7 @@ import (
 
 // Keeping a file's lock between appends (lock_hold).
 //
-// SPEC §5.1 appends each batch under an exclusive flock. Taking and giving
+// design §5.1 appends each batch under an exclusive flock. Taking and giving
 // back the lock of every file of every batch is two syscalls per file and
 // batch beside its fstat and write; with a hundred rollouts in a batch that
 // is half of a push's syscalls, and over NFS each lock is a round trip to
@@ -46,10 +46,11 @@ type keptLock struct {
 	at  time.Time
 }
 
-// lockForAppend takes h's exclusive lock. With lock_hold it never blocks
-// while the store keeps other locks.
-func (s *fileStore) lockForAppend(h *handle) error {
-	if s.holdFor > 0 {
+// lockForAppend takes h's exclusive lock. The writer that keeps locks (hold)
+// never blocks while the store keeps other locks; an append that keeps none
+// (the rollout flusher's) holds no other lock while it waits.
+func (s *fileStore) lockForAppend(h *handle, hold bool) error {
+	if hold && s.holdFor > 0 {
 		err := flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EWOULDBLOCK {
 			return err

@@ -24,6 +24,13 @@ const (
 	metricRotations    = "otelcol_exporter_gymspans_rotations"
 	metricOpenFiles    = "otelcol_exporter_gymspans_open_files"
 	metricFsyncErrors  = "otelcol_exporter_gymspans_fsync_errors"
+	metricOpens        = "otelcol_exporter_gymspans_file_opens"
+	metricCreates      = "otelcol_exporter_gymspans_file_creates"
+	metricLocks        = "otelcol_exporter_gymspans_file_locks"
+	metricAppends      = "otelcol_exporter_gymspans_file_appends"
+	metricPendingBytes = "otelcol_exporter_gymspans_pending_bytes"
+	metricDuplicates   = "otelcol_exporter_gymspans_duplicate_spans"
+	metricRecovered    = "otelcol_exporter_gymspans_recovered_lines"
 )
 
 // Values of the "file" attribute: which kind of file a line went to.
@@ -63,6 +70,13 @@ type exporterMetrics struct {
 	rotations   metric.Int64Counter
 	openFiles   metric.Int64UpDownCounter
 	fsyncErrors metric.Int64Counter
+	opens       metric.Int64Counter
+	creates     metric.Int64Counter
+	locks       metric.Int64Counter
+	appends     metric.Int64Counter
+	pending     metric.Int64UpDownCounter
+	duplicates  metric.Int64Counter
+	recovered   metric.Int64Counter
 
 	kindSets   map[string]metric.MeasurementOption
 	reasonSets map[string]metric.MeasurementOption
@@ -89,6 +103,20 @@ func newExporterMetrics(set component.TelemetrySettings, logger *logLimiter) (*e
 	m.openFiles, e = meter.Int64UpDownCounter(metricOpenFiles, metric.WithDescription("Descriptors held inside the capture dir, besides the dir itself."), metric.WithUnit("{file}"))
 	err = joinErr(err, e)
 	m.fsyncErrors, e = meter.Int64Counter(metricFsyncErrors, metric.WithDescription("Failed fsyncs."), metric.WithUnit("{error}"))
+	err = joinErr(err, e)
+	m.opens, e = meter.Int64Counter(metricOpens, metric.WithDescription("Files opened for appending (a create included), by file kind."), metric.WithUnit("{open}"))
+	err = joinErr(err, e)
+	m.creates, e = meter.Int64Counter(metricCreates, metric.WithDescription("Files created, by file kind."), metric.WithUnit("{file}"))
+	err = joinErr(err, e)
+	m.locks, e = meter.Int64Counter(metricLocks, metric.WithDescription("Exclusive flocks taken for an append, by file kind."), metric.WithUnit("{lock}"))
+	err = joinErr(err, e)
+	m.appends, e = meter.Int64Counter(metricAppends, metric.WithDescription("Appends (one or more write(2) calls under one lock), by file kind."), metric.WithUnit("{append}"))
+	err = joinErr(err, e)
+	m.pending, e = meter.Int64UpDownCounter(metricPendingBytes, metric.WithDescription("Bytes of rollout-file and rollouts.jsonl lines in the combined file, gathered in memory for their next flush."), metric.WithUnit("By"))
+	err = joinErr(err, e)
+	m.duplicates, e = meter.Int64Counter(metricDuplicates, metric.WithDescription("Spans dropped because a span with the same original trace id and span id was written before (a sender's retry, a redelivery after a crash)."), metric.WithUnit("{span}"))
+	err = joinErr(err, e)
+	m.recovered, e = meter.Int64Counter(metricRecovered, metric.WithDescription("Lines completed from the combined file at start, after a crash, by file kind."), metric.WithUnit("{line}"))
 	err = joinErr(err, e)
 	for _, k := range []string{fileKindRollout, fileKindCombined, fileKindRollouts} {
 		m.kindSets[k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("file", k)))
@@ -131,6 +159,37 @@ func (m *exporterMetrics) rotated(string) { m.rotations.Add(context.Background()
 
 func (m *exporterMetrics) openFilesChanged(delta int) {
 	m.openFiles.Add(context.Background(), int64(delta))
+}
+
+func (m *exporterMetrics) opened(kind string, created bool) {
+	m.opens.Add(context.Background(), 1, m.kindSets[kind])
+	if created {
+		m.creates.Add(context.Background(), 1, m.kindSets[kind])
+	}
+}
+
+func (m *exporterMetrics) locked(kind string) { m.locks.Add(context.Background(), 1, m.kindSets[kind]) }
+
+func (m *exporterMetrics) appended(kind string) {
+	m.appends.Add(context.Background(), 1, m.kindSets[kind])
+}
+
+func (m *exporterMetrics) pendingChanged(delta int) {
+	if delta != 0 {
+		m.pending.Add(context.Background(), int64(delta))
+	}
+}
+
+func (m *exporterMetrics) duplicate(n int) {
+	if n > 0 {
+		m.duplicates.Add(context.Background(), int64(n))
+	}
+}
+
+func (m *exporterMetrics) recoveredLines(kind string, n int) {
+	if n > 0 {
+		m.recovered.Add(context.Background(), int64(n), m.kindSets[kind])
+	}
 }
 
 func (m *exporterMetrics) fsyncFailed(name string, err error) {

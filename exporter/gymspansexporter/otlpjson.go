@@ -3,7 +3,7 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-// The OTLP/JSON line encoder (SPEC §5.2).
+// The OTLP/JSON line encoder (design §5.2).
 //
 // OTLP/JSON lines (format otlp_json) are ExportTraceServiceRequests with the
 // fields, names and order of pdata's ptrace.JSONMarshaler, so the pdata and

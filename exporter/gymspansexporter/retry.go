@@ -13,22 +13,44 @@ import (
 	"go.uber.org/zap"
 )
 
-// Partial failure. A span's lines go to up to three files. When some of
-// those appends fail, the returned consumererror.Traces holds exactly the
-// spans with a line in a failed file, and the retry table remembers, for
-// each of them, the files that already hold its line. When a span comes
-// again (a retry of the returned data, or the sender re-sending the batch),
-// its line goes only to the files that lack it, so once writes succeed
-// every span is in every file exactly once. The table is bounded
-// (maxRetrySpans, oldest forgotten first); it is empty while writes succeed.
+// Partial failure. The error a push returns is consumererror.NewTraces with
+// exactly the spans it did not write, so a retry duplicates nothing:
+//
+//   - With the combined file (the journal), a push writes one file before it
+//     returns: its spans are all written or none (the append is truncated
+//     back on failure). The rollout files and rollouts.jsonl are written
+//     from memory afterwards, and a failed append there is retried by the
+//     flusher, never handed back to the caller.
+//   - With combined_file "" a span's lines go to up to two files before the
+//     push returns. When some of those appends fail, the error holds the
+//     spans with a line in a failed file, and the retry table remembers,
+//     for each of them, the files that already hold its line. When a span
+//     comes again (a retry of the returned data, or the sender re-sending
+//     the batch), its line goes only to the files that lack it, so once
+//     writes succeed every span is in every file exactly once. The table is
+//     bounded (maxRetrySpans, oldest forgotten first); it is empty while
+//     writes succeed.
+//
+// In both, a span another push in flight is writing (deduplication claims,
+// dedup.go) is in the error too.
 
-// finishBatch counts what b's appends wrote and returns the spans that have a
-// line in a failed file (nil when every append succeeded).
+// retried returns the files that already hold the line of the span with
+// key k, if the retry table has it.
+func (e *spansExporter) retried(k [24]byte) ([]string, bool) {
+	e.retryMu.Lock()
+	defer e.retryMu.Unlock()
+	return e.retry.Get(k)
+}
+
+// finishBatch counts what b's appends wrote, settles its deduplication
+// claims and returns the spans it did not write (nil when it wrote them all).
 func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
 	var errs []error
 	var lines, bytes [3]int // by file kind
 	for _, fb := range b.files {
 		switch {
+		case e.journal != nil && fb.kind != fileKindCombined:
+			fb.ok = true // written from memory by the flusher
 		case fb.err == nil:
 			fb.ok = true
 			k := fileKindIndex(fb.kind)
@@ -45,23 +67,49 @@ func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
 			errs = append(errs, fb.err)
 		}
 	}
+	if e.journal != nil && b.combined != nil && b.combined.err != nil {
+		// Nothing of the batch was written (a group writes one file).
+		for _, fb := range b.files {
+			fb.ok = false
+		}
+	}
 	for i, kind := range fileKinds {
 		if lines[i] > 0 {
 			e.metrics.written(kind, lines[i], bytes[i])
 		}
 	}
-	if len(errs) == 0 {
-		for i := range b.refs {
-			if b.refs[i].retried {
-				ref := b.refs[i]
-				span := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
-				e.retry.Delete(spanKey(span.TraceID(), span.SpanID()))
-			}
+	if len(errs) == 0 && b.inFlight == 0 {
+		e.settleClaims(b, nil)
+		if e.journal == nil {
+			e.forgetRetried(b, td, nil)
+			e.observe(b, td)
 		}
-		e.observe(b, td)
 		return nil
 	}
 	return e.partialFailure(b, td, errs)
+}
+
+// settleClaims tells the deduplication window which spans of b were
+// written (failed: those that were not; nil when all were).
+func (e *spansExporter) settleClaims(b *batch, failed []bool) {
+	if e.dedup == nil {
+		return
+	}
+	e.dedup.settle(b.push, b.keys, b.claims, func(i int) bool { return failed == nil || !failed[i] })
+}
+
+// forgetRetried drops from the retry table the spans of b that are now in
+// every file.
+func (e *spansExporter) forgetRetried(b *batch, td ptrace.Traces, failed []bool) {
+	e.retryMu.Lock()
+	defer e.retryMu.Unlock()
+	for i, ref := range b.refs {
+		if ref.retried && (failed == nil || !failed[i]) {
+			span := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+			e.retry.Delete(spanKey(span.TraceID(), span.SpanID()))
+		}
+	}
+	e.retrying.Store(int64(e.retry.Len()))
 }
 
 func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error) error {
@@ -73,19 +121,38 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 			}
 		}
 	}
+	for idx, ref := range b.refs {
+		if ref.claim == claimInFlight {
+			b.failed[idx] = true
+		}
+	}
 	spanAt := func(ref spanRef) ptrace.Span {
 		return td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
 	}
-	// Remember, per failed span, the files that hold its line now.
-	written := map[int32][]string{}
-	for _, fb := range b.files {
-		if fb.ok {
-			for _, idx := range fb.spans {
-				if b.failed[idx] {
-					written[idx] = append(written[idx], fb.name)
+	e.settleClaims(b, b.failed)
+	if e.journal == nil {
+		// Remember, per failed span, the files that hold its line now.
+		written := map[int32][]string{}
+		for _, fb := range b.files {
+			if fb.ok {
+				for _, idx := range fb.spans {
+					if b.failed[idx] {
+						written[idx] = append(written[idx], fb.name)
+					}
 				}
 			}
 		}
+		e.forgetRetried(b, td, b.failed)
+		e.retryMu.Lock()
+		for idx, ref := range b.refs {
+			if b.failed[idx] && ref.claim == claimNew {
+				key := spanKey(spanAt(ref).TraceID(), spanAt(ref).SpanID())
+				prev, _ := e.retry.Get(key)
+				e.retry.Put(key, append(prev, written[int32(idx)]...))
+			}
+		}
+		e.retrying.Store(int64(e.retry.Len()))
+		e.retryMu.Unlock()
 	}
 	out := ptrace.NewTraces()
 	lastRS, lastSS := int32(-1), int32(-1)
@@ -93,16 +160,9 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 	var oss ptrace.ScopeSpans
 	unwritten := 0
 	for idx, ref := range b.refs {
-		span := spanAt(ref)
-		key := spanKey(span.TraceID(), span.SpanID())
 		if !b.failed[idx] {
-			if ref.retried {
-				e.retry.Delete(key)
-			}
 			continue
 		}
-		prev, _ := e.retry.Get(key)
-		e.retry.Put(key, append(prev, written[int32(idx)]...))
 		unwritten++
 		if ref.rs != lastRS {
 			src := td.ResourceSpans().At(int(ref.rs))
@@ -118,9 +178,14 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 			oss.SetSchemaUrl(src.SchemaUrl())
 			lastSS = ref.ss
 		}
-		span.CopyTo(oss.Spans().AppendEmpty())
+		spanAt(ref).CopyTo(oss.Spans().AppendEmpty())
 	}
-	e.observe(b, td)
+	if e.journal == nil {
+		e.observe(b, td)
+	}
+	if b.inFlight > 0 {
+		errs = append(errs, fmt.Errorf("%d spans are being written by another export in flight (sent twice at once)", b.inFlight))
+	}
 	err := fmt.Errorf("gymspans exporter: %d of %d spans not written to every file: %w", unwritten, len(b.refs), errors.Join(errs...))
 	return consumererror.NewTraces(err, out)
 }

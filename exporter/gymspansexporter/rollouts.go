@@ -12,10 +12,12 @@ import (
 )
 
 // rootRef is a rollout root of the batch, with the (run, rollout) encode
-// found for it.
+// found for it and its rollout's file ("" when it has none).
 type rootRef struct {
 	idx          int32 // into batch.refs
 	run, rollout string
+	file         string
+	line         segment // its rollouts.jsonl line in the batch's arena
 }
 
 // gymProcessorCreated reports whether a gym processor was created in this
@@ -41,8 +43,10 @@ func isRoot(span ptrace.Span, marked bool) bool {
 	return span.ParentSpanID().IsEmpty()
 }
 
-// encodeRoots writes one rollouts.jsonl line per rollout root of the batch
-// (isRoot):
+// encodeRoots counts the batch's ERROR spans per rollout and writes one
+// rollouts.jsonl line per rollout root of the batch (isRoot). The group
+// writer calls it, for the batches of a group in order, so the counts are
+// those of the spans written before the root and with it:
 //
 //	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
 //	 "status","error_count","service_name","name"}
@@ -52,12 +56,17 @@ func isRoot(span ptrace.Span, marked bool) bool {
 // (the root ends last, so normally all of them). Spans arriving after the
 // root are not reflected. The count table is per process and bounded
 // (maxTrackedRollouts rollouts, oldest forgotten first).
-func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
-	if len(b.roots) == 0 {
+func (e *spansExporter) encodeRoots(b *batch) {
+	for _, k := range b.errSpans {
+		n, _ := e.errs.Get(k)
+		e.errs.Put(k, n+1)
+	}
+	if len(b.roots) == 0 || e.cfg.RolloutsFile == "" {
 		return
 	}
+	td := b.td
 	fb := b.file(e.cfg.RolloutsFile, fileKindRollouts)
-	for _, root := range b.roots {
+	for i, root := range b.roots {
 		idx, run, rollout := root.idx, root.run, root.rollout
 		ref := b.refs[idx]
 		rs := td.ResourceSpans().At(int(ref.rs))
@@ -92,6 +101,7 @@ func (e *spansExporter) encodeRoots(b *batch, td ptrace.Traces) {
 		fb.addSeg(start, len(b.arena))
 		fb.lines++
 		fb.spans = append(fb.spans, idx)
+		b.roots[i].line = segment{start, len(b.arena)}
 	}
 }
 

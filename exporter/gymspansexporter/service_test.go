@@ -58,6 +58,7 @@ func TestFilesShowEachProcessService(t *testing.T) {
 		e, _ := newTestExporter(t, nil)
 		startExporter(t, e)
 		require.NoError(t, e.pushTraces(context.Background(), td))
+		flushFiles(t, e)
 		for _, f := range []string{"spans.jsonl", "2-0.spans.jsonl"} {
 			services := map[string]bool{}
 			for _, l := range readLines(t, filepath.Join(e.cfg.CaptureDir, f)) {

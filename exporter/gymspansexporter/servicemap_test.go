@@ -5,6 +5,7 @@ package gymspansexporter
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,12 +26,13 @@ func clientCalls(td ptrace.Traces, run, client, peer string, n, errors int, d ti
 	rs.Resource().Attributes().PutStr("nemo.run.id", run)
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	start := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)
+	h := sha256.Sum256([]byte(run + "\x00" + client + "\x00" + peer)) // other calls are other spans
 	for i := range n {
 		s := spans.AppendEmpty()
 		s.SetName("HTTP POST")
 		s.SetKind(ptrace.SpanKindClient)
-		s.SetTraceID(pcommon.TraceID{1, byte(len(client)), byte(i)})
-		s.SetSpanID(pcommon.SpanID{2, byte(len(peer)), byte(i), byte(len(run))})
+		s.SetTraceID(pcommon.TraceID{1, h[0], h[1], h[2], h[3], byte(i)})
+		s.SetSpanID(pcommon.SpanID{2, h[4], h[5], h[6], h[7], byte(i)})
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(d)))
 		s.Attributes().PutStr("peer.service", peer)

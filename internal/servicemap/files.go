@@ -36,38 +36,31 @@ const maxFileBytes = 256 << 20
 // addrs are this writer's learned addresses: with those in the file (up to
 // MaxAddresses in all) they fold the host:port edges of the file and of the
 // delta, and are written back.
-func (m *Map) commit(delta table, addrs addrTable) (committed bool, err error) {
+//
+// positions are the writers' positions the delta reaches, forget the
+// writers to drop (positions.go).
+func (m *Map) commit(delta table, addrs addrTable, positions writerTable, forget map[string]bool) (committed bool, err error) {
 	dirFD, err := unix.Open(m.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false, fmt.Errorf("open %q: %w", m.dir, err)
 	}
 	defer unix.Close(dirFD)
-
-	lockFD, err := openat(dirFD, m.lockName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, m.opts.FileMode)
-	if err != nil {
-		return false, fmt.Errorf("open lock file %q: %w", m.lockName, err)
-	}
-	defer unix.Close(lockFD) // also drops the lock
-	var st unix.Stat_t
-	if err := unix.Fstat(lockFD, &st); err != nil {
-		return false, fmt.Errorf("stat lock file %q: %w", m.lockName, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false, fmt.Errorf("lock file %q is not a regular file", m.lockName)
-	}
-	if err := flock(lockFD, unix.LOCK_EX); err != nil {
-		return false, fmt.Errorf("lock %q: %w", m.lockName, err)
-	}
-	defer func() { _ = flock(lockFD, unix.LOCK_UN) }()
-
-	onDisk, diskAddrs, err := m.readLocked(dirFD)
+	unlock, err := m.lock(dirFD)
 	if err != nil {
 		return false, err
 	}
+	defer unlock()
+
+	doc, err := m.readLocked(dirFD)
+	if err != nil {
+		return false, err
+	}
+	onDisk := doc.edges
 	onDisk.merge(delta)
-	addrs = unionAddrs(addrs, diskAddrs, m.opts.MaxAddresses)
+	addrs = unionAddrs(addrs, doc.addrs, m.opts.MaxAddresses)
 	onDisk.fold(addrs) // self calls made by folding are dropped (README)
-	if err := writeAtomic(dirFD, m.opts.JSONFile, encodeFile(onDisk, addrs), m.opts.FileMode); err != nil {
+	writers := doc.writers.merge(positions, forget)
+	if err := writeAtomic(dirFD, m.opts.JSONFile, encodeDoc(onDisk, addrs, writers), m.opts.FileMode); err != nil {
 		return false, err
 	}
 	var errs []error
@@ -80,36 +73,70 @@ func (m *Map) commit(delta table, addrs addrTable) (committed bool, err error) {
 	return true, errors.Join(errs...)
 }
 
+// lock takes the exclusive lock of the directory's service map; unlock
+// gives it back.
+func (m *Map) lock(dirFD int) (unlock func(), err error) {
+	lockFD, err := openat(dirFD, m.lockName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, m.opts.FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file %q: %w", m.lockName, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(lockFD, &st); err != nil {
+		_ = unix.Close(lockFD)
+		return nil, fmt.Errorf("stat lock file %q: %w", m.lockName, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		_ = unix.Close(lockFD)
+		return nil, fmt.Errorf("lock file %q is not a regular file", m.lockName)
+	}
+	if err := flock(lockFD, unix.LOCK_EX); err != nil {
+		_ = unix.Close(lockFD)
+		return nil, fmt.Errorf("lock %q: %w", m.lockName, err)
+	}
+	return func() {
+		_ = flock(lockFD, unix.LOCK_UN)
+		_ = unix.Close(lockFD)
+	}, nil
+}
+
+// fileDoc is what service_map.json holds.
+type fileDoc struct {
+	edges   table
+	addrs   addrTable
+	writers writerTable
+}
+
 // readLocked reads the JSON file under the lock. A missing file is an empty
 // table; one that is not a service map is moved aside (and counted, logged)
 // and read as empty; a file of another version is an error.
-func (m *Map) readLocked(dirFD int) (table, addrTable, error) {
+func (m *Map) readLocked(dirFD int) (fileDoc, error) {
+	empty := fileDoc{edges: table{}}
 	name := m.opts.JSONFile
 	fd, err := openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return table{}, nil, nil
+		return empty, nil
 	case errors.Is(err, unix.ELOOP):
-		return table{}, nil, m.moveAside(dirFD, errors.New("a symbolic link"))
+		return empty, m.moveAside(dirFD, errors.New("a symbolic link"))
 	case err != nil:
-		return nil, nil, fmt.Errorf("open %q: %w", name, err)
+		return fileDoc{}, fmt.Errorf("open %q: %w", name, err)
 	}
 	data, err := readRegular(fd)
 	_ = unix.Close(fd)
 	if errors.Is(err, errCorrupt) {
-		return table{}, nil, m.moveAside(dirFD, err)
+		return empty, m.moveAside(dirFD, err)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %q: %w", name, err)
+		return fileDoc{}, fmt.Errorf("read %q: %w", name, err)
 	}
-	t, addrs, err := decodeFile(data, m.opts.MaxBins)
+	t, addrs, writers, err := decodeDoc(data, m.opts.MaxBins)
 	switch {
 	case errors.Is(err, errCorrupt):
-		return table{}, nil, m.moveAside(dirFD, err)
+		return empty, m.moveAside(dirFD, err)
 	case err != nil:
-		return nil, nil, fmt.Errorf("%q: %w", name, err)
+		return fileDoc{}, fmt.Errorf("%q: %w", name, err)
 	}
-	return t, addrs, nil
+	return fileDoc{edges: t, addrs: addrs, writers: writers}, nil
 }
 
 // readRegular reads a whole regular file of at most maxFileBytes.

@@ -72,6 +72,7 @@ type fileJSON struct {
 	Version   int           `json:"version"`
 	Edges     []edgeJSON    `json:"edges"`
 	Addresses []addressJSON `json:"addresses"` // optional; version 1 files before it lack it
+	Writers   []writerJSON  `json:"writers"`   // optional; only when a writer keeps a position
 }
 
 // addressJSON is a host:port learned from SERVER spans, and its service.
@@ -137,38 +138,45 @@ func decodeTable(data []byte, maxBins int) (table, error) {
 // decodeFile is decodeTable with the learned addresses. An address entry
 // that is not a host:port with a service is skipped (they are only hints).
 func decodeFile(data []byte, maxBins int) (table, addrTable, error) {
+	t, addrs, _, err := decodeDoc(data, maxBins)
+	return t, addrs, err
+}
+
+// decodeDoc is decodeFile with the writers' positions.
+func decodeDoc(data []byte, maxBins int) (table, addrTable, writerTable, error) {
 	t := table{}
 	addrs := addrTable{}
+	writers := writerTable{}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return t, addrs, nil
+		return t, addrs, writers, nil
 	}
 	// The version first: another version may have another shape.
 	var head struct {
 		Version *int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	if head.Version == nil {
-		return nil, nil, fmt.Errorf("%w: no version", errCorrupt)
+		return nil, nil, nil, fmt.Errorf("%w: no version", errCorrupt)
 	}
 	if *head.Version != formatVersion {
-		return nil, nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *head.Version, formatVersion)
+		return nil, nil, nil, fmt.Errorf("%w: %d (this build reads %d)", errVersion, *head.Version, formatVersion)
 	}
 	var doc fileJSON
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	for i, e := range doc.Edges {
 		if e.Client == "" || e.Server == "" {
-			return nil, nil, fmt.Errorf("%w: edge %d: empty client or server", errCorrupt, i)
+			return nil, nil, nil, fmt.Errorf("%w: edge %d: empty client or server", errCorrupt, i)
 		}
 		s, err := sketchFromJSON(e.Sketch, maxBins)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: edge %d: %w", errCorrupt, i, err)
+			return nil, nil, nil, fmt.Errorf("%w: edge %d: %w", errCorrupt, i, err)
 		}
 		if s.Count() != e.Calls || e.Errors > e.Calls {
-			return nil, nil, fmt.Errorf("%w: edge %d: %d calls, %d errors, %d latencies", errCorrupt, i, e.Calls, e.Errors, s.Count())
+			return nil, nil, nil, fmt.Errorf("%w: edge %d: %d calls, %d errors, %d latencies", errCorrupt, i, e.Calls, e.Errors, s.Count())
 		}
 		k := edgeKey{run: e.Run, client: e.Client, server: e.Server}
 		if cur, ok := t[k]; ok {
@@ -185,7 +193,12 @@ func decodeFile(data []byte, maxBins int) (table, addrTable, error) {
 		}
 		addrs[addrKey{run: a.Run, addr: a.Address}] = a.Service
 	}
-	return t, addrs, nil
+	for _, w := range doc.Writers {
+		if w.ID != "" {
+			writers[w.ID] = max(writers[w.ID], w.Position)
+		}
+	}
+	return t, addrs, writers, nil
 }
 
 // encodeTable writes the table as stable, indented JSON sorted by (run,
@@ -195,7 +208,11 @@ func encodeTable(t table) []byte { return encodeFile(t, nil) }
 
 // encodeFile is encodeTable with the learned addresses after the edges,
 // sorted by (run, address), one per line.
-func encodeFile(t table, addrs addrTable) []byte {
+func encodeFile(t table, addrs addrTable) []byte { return encodeDoc(t, addrs, nil) }
+
+// encodeDoc is encodeFile with the writers' positions after the addresses,
+// sorted by id (the field is left out when there are none).
+func encodeDoc(t table, addrs addrTable, writers writerTable) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n  \"version\": ")
 	b.WriteString(strconv.Itoa(formatVersion))
@@ -260,7 +277,20 @@ func encodeFile(t table, addrs addrTable) []byte {
 	if len(addrs) > 0 {
 		b.WriteString("\n  ")
 	}
-	b.WriteString("]\n}\n")
+	b.WriteString("]")
+	if len(writers) > 0 {
+		b.WriteString(",\n  \"writers\": [")
+		for i, id := range writers.sortedIDs() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n    {\"id\": ")
+			writeJSONString(&b, id)
+			fmt.Fprintf(&b, ", \"position\": %d}", writers[id])
+		}
+		b.WriteString("\n  ]")
+	}
+	b.WriteString("\n}\n")
 	return b.Bytes()
 }
 

@@ -97,6 +97,12 @@ type Map struct {
 	addrs        addrTable // learned from SERVER spans; bounded by MaxAddresses
 	addrsGen     uint64    // changes to addrs
 	addrsFlushed uint64    // addrsGen last written to the file
+
+	// Writer positions (positions.go): those the delta reaches, those last
+	// written to the file, and writers to drop from it.
+	positions writerTable
+	committed writerTable
+	forget    map[string]bool
 }
 
 // New returns a Map writing into dir (which must exist when Flush runs).
@@ -202,19 +208,8 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 // (or other goroutines keep filling the table, maxEarlyFlushes times) the
 // call is dropped, counted and logged (rate-limited).
 func (m *Map) Observe(e Edge) {
-	e.Run, e.Client, e.Server = validUTF8(e.Run), validUTF8(e.Client), validUTF8(e.Server)
-	if e.Client == "" || e.Server == "" || e.Client == e.Server {
-		return
-	}
-	ms := float64(e.Latency) / float64(time.Millisecond)
 	m.mu.Lock()
-	if svc, ok := m.addrs[addrKey{run: e.Run, addr: e.Server}]; ok {
-		if e.Server = svc; e.Client == e.Server {
-			m.mu.Unlock()
-			return
-		}
-	}
-	if m.addLocked(e, ms) {
+	if m.observeLocked(e, false) {
 		m.mu.Unlock()
 		return
 	}
@@ -228,7 +223,7 @@ func (m *Map) Observe(e Edge) {
 			break
 		}
 		m.mu.Lock()
-		ok := m.addLocked(e, ms)
+		ok := m.observeLocked(e, false)
 		m.mu.Unlock()
 		if ok {
 			return
@@ -237,7 +232,7 @@ func (m *Map) Observe(e Edge) {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.addLocked(e, ms) {
+	if m.observeLocked(e, false) {
 		return
 	}
 	m.stats.Dropped++
@@ -246,6 +241,22 @@ func (m *Map) Observe(e Edge) {
 		m.opts.Logger.Warn("Service map edge table is full and could not be flushed; dropping calls",
 			zap.Int("max_edges", m.opts.MaxEdges), zap.Uint64("dropped_total", m.stats.Dropped), zap.Error(ferr))
 	}
+}
+
+// observeLocked adds the call (names made valid, the server folded when it
+// is a learned address) and reports whether it was taken or ignored; false
+// means its edge is new and the table full (unless force).
+func (m *Map) observeLocked(e Edge, force bool) bool {
+	e.Run, e.Client, e.Server = validUTF8(e.Run), validUTF8(e.Client), validUTF8(e.Server)
+	if e.Client == "" || e.Server == "" || e.Client == e.Server {
+		return true
+	}
+	if svc, ok := m.addrs[addrKey{run: e.Run, addr: e.Server}]; ok {
+		if e.Server = svc; e.Client == e.Server {
+			return true
+		}
+	}
+	return m.addLocked(e, float64(e.Latency)/float64(time.Millisecond), force)
 }
 
 // maxEarlyFlushes bounds the flushes one Observe makes to find room.
@@ -258,12 +269,13 @@ func validUTF8(s string) string {
 	return string([]rune(s))
 }
 
-// addLocked adds the call unless its edge is new and the table is full.
-func (m *Map) addLocked(e Edge, ms float64) bool {
+// addLocked adds the call unless its edge is new and the table is full
+// (and not force).
+func (m *Map) addLocked(e Edge, ms float64, force bool) bool {
 	k := edgeKey{run: e.Run, client: e.Client, server: e.Server}
 	s, ok := m.delta[k]
 	if !ok {
-		if len(m.delta)+m.inFlight >= m.opts.MaxEdges {
+		if !force && len(m.delta)+m.inFlight >= m.opts.MaxEdges {
 			return false
 		}
 		sk, _ := NewSketch(m.opts.RelativeAccuracy, m.opts.MaxBins) // checked in New
@@ -288,7 +300,7 @@ func (m *Map) Flush() error {
 
 	m.mu.Lock()
 	delta := m.delta
-	if len(delta) == 0 && m.addrsGen == m.addrsFlushed {
+	if len(delta) == 0 && m.addrsGen == m.addrsFlushed && len(m.positions) == 0 && len(m.forget) == 0 {
 		m.mu.Unlock()
 		return nil
 	}
@@ -299,9 +311,11 @@ func (m *Map) Flush() error {
 		addrs[k] = v
 	}
 	gen := m.addrsGen
+	positions, forget := m.positions, m.forget
+	m.positions, m.forget = nil, nil
 	m.mu.Unlock()
 
-	committed, err := m.commit(delta, addrs)
+	committed, err := m.commit(delta, addrs, positions, forget)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -309,6 +323,31 @@ func (m *Map) Flush() error {
 	if committed {
 		m.stats.Flushes++
 		m.addrsFlushed = gen
+		if m.committed == nil {
+			m.committed = writerTable{}
+		}
+		for id, p := range positions {
+			m.committed[id] = p
+		}
+		for id := range forget {
+			delete(m.committed, id)
+		}
+	} else {
+		// Put them back; newer positions (observed meanwhile) win.
+		for id, p := range positions {
+			if _, newer := m.positions[id]; !newer {
+				if m.positions == nil {
+					m.positions = writerTable{}
+				}
+				m.positions[id] = p
+			}
+		}
+		for id := range forget {
+			if m.forget == nil {
+				m.forget = map[string]bool{}
+			}
+			m.forget[id] = true
+		}
 	}
 	if err != nil {
 		m.stats.FlushErrors++

@@ -547,7 +547,7 @@ func TestInFlightEdgesCountAgainstTheBound(t *testing.T) {
 		runtime.Gosched()
 	}
 	m.mu.Lock()
-	assert.False(t, m.addLocked(Edge{Client: "agent", Server: "d"}, 1), "a new edge does not fit while 3 are in flight")
+	assert.False(t, m.addLocked(Edge{Client: "agent", Server: "d"}, 1, false), "a new edge does not fit while 3 are in flight")
 	m.mu.Unlock()
 	assert.Equal(t, 3, m.Stats().Edges)
 

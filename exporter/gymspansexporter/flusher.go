@@ -1,0 +1,218 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// The flusher: one goroutine that writes what the pushes leave behind them.
+//
+//	every flush_interval/20: the files whose moment in the interval came
+//	  (pending.go) → their files (one append each)
+//	every flush_interval: the same, then fsync the journal index, then every
+//	  file written (files.go) → done record → service map (with its journal
+//	  position) → index segments
+//	on a wake (a root arrived, or the pending bytes reached their bound):
+//	  the finished rollouts' files (or, at the bound, every file) → their
+//	  rollouts.jsonl lines → close the finished files
+//
+// In write-through mode (combined_file: "") nothing is pending: the ticks
+// only fsync and flush the service map.
+
+// flusher owns the periodic work of one started exporter.
+type flusher struct {
+	mu      sync.Mutex // one flush at a time (the loop's, shutdown's, a test's)
+	e       *spansExporter
+	store   *fileStore
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func newFlusher(e *spansExporter, store *fileStore) *flusher {
+	return &flusher{e: e, store: store, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// poke asks for a flush of the finished rollouts (or of everything, at the
+// bound) without waiting for it.
+func (f *flusher) poke() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *flusher) run() {
+	defer close(f.stopped)
+	fi := f.e.cfg.FlushInterval
+	t := time.NewTicker(fi)
+	defer t.Stop()
+	var sub <-chan time.Time
+	if f.e.pending != nil {
+		st := time.NewTicker(max(fi/20, time.Millisecond))
+		defer st.Stop()
+		sub = st.C
+	}
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-t.C:
+			_ = f.tick(false)
+		case <-sub:
+			f.mu.Lock()
+			f.writePending(f.due(time.Now()))
+			f.mu.Unlock()
+		case <-f.wake: // only poked with the pending store
+			f.mu.Lock()
+			if f.e.pending.size() >= f.e.cfg.MaxPendingBytes {
+				f.writePending(allFiles)
+			} else {
+				f.writePending(finishedFiles)
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+// Which pending files a flush writes.
+func allFiles(*pendingFile) bool         { return true }
+func finishedFiles(pf *pendingFile) bool { return pf.finished }
+func (f *flusher) due(now time.Time) func(*pendingFile) bool {
+	t := now.UnixNano()
+	return func(pf *pendingFile) bool { return pf.finished || pf.due <= t }
+}
+
+// tick is the flush_interval's work; all writes every pending line (the
+// last tick, at shutdown).
+func (f *flusher) tick(all bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.e
+	var errs []error
+	if e.pending != nil {
+		if all {
+			f.writePending(allFiles)
+		} else {
+			f.writePending(f.due(time.Now()))
+		}
+	}
+	if e.journal != nil {
+		// The extents before the files they describe (a power loss must not
+		// keep lines of the combined file no extent names).
+		if err := e.journal.sync(); err != nil {
+			e.logs.warn("journal", "fsync of the journal index failed", zap.Error(err))
+			errs = append(errs, err)
+		}
+	}
+	done := uint64(0)
+	if e.pending != nil {
+		done = e.pending.done()
+	}
+	if err := f.store.flush(); err != nil { // counted and logged by the store
+		errs = append(errs, err)
+	} else if e.journal != nil {
+		if err := e.journal.markDone(done); err != nil {
+			e.logs.warn("journal", "writing to the journal index failed", zap.Error(err))
+			errs = append(errs, err)
+		}
+	}
+	smPos := ^uint64(0)
+	if e.sm != nil {
+		if err := e.sm.flush(); err != nil {
+			e.logs.warn("service_map", "service map flush failed", zap.Error(err))
+			errs = append(errs, err)
+		}
+		smPos = 0
+		if p, ok := e.sm.committed(e.writerID()); ok {
+			smPos = p
+		}
+	}
+	if e.journal != nil {
+		if err := e.journal.maintain(smPos); err != nil {
+			e.logs.warn("journal", "starting a journal index segment failed", zap.Error(err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writePending appends the lines of the files due says to them, one
+// append each; the rollouts.jsonl lines follow, once their rollout's file
+// holds its lines.
+func (f *flusher) writePending(due func(*pendingFile) bool) {
+	e, p := f.e, f.e.pending
+	files := p.take(due)
+	if len(files) == 0 {
+		return
+	}
+	var roots [][]byte
+	var rootFiles []*pendingFile
+	var written []*pendingFile
+	rootSize, rootLines, lines, bytes := 0, 0, 0, 0
+	for _, pf := range files {
+		if pf.bytes > 0 {
+			err := f.store.appendLines(pf.name, pf.parts, pf.bytes, appendOpts{kind: fileKindRollout})
+			switch {
+			case err == nil:
+				lines += pf.lines
+				bytes += pf.bytes
+			case errors.Is(err, errUnsafeFile):
+				// A symlink or other planted file under a rollout's name: never
+				// written through; its spans are in the combined file.
+				e.metrics.reject(rejectUnsafeFile, pf.spans)
+				e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(err))
+			default:
+				e.metrics.writeFailed(fileKindRollout)
+				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.name), zap.Error(err))
+				pf.finished = false // retried in a flush_interval, not at every push
+				p.postpone(pf)
+				p.putBack(pf)
+				continue
+			}
+		}
+		if len(pf.roots) > 0 {
+			roots = append(roots, pf.roots)
+			rootFiles = append(rootFiles, pf)
+			rootSize += len(pf.roots)
+			rootLines += pf.rootLines
+			continue
+		}
+		written = append(written, pf)
+	}
+	if lines > 0 {
+		e.metrics.written(fileKindRollout, lines, bytes)
+	}
+	if len(roots) > 0 {
+		sort.Slice(rootFiles, func(i, j int) bool { return rootFiles[i].rootOrder < rootFiles[j].rootOrder })
+		for i, pf := range rootFiles {
+			roots[i] = pf.roots
+		}
+		err := f.store.appendLines(e.cfg.RolloutsFile, roots, rootSize, appendOpts{kind: fileKindRollouts})
+		if err != nil {
+			e.metrics.writeFailed(fileKindRollouts)
+			e.logs.warn("rollouts_write", "appending to the rollouts file failed; its lines stay pending for the next flush", zap.Error(err))
+			for _, pf := range rootFiles {
+				p.writtenParts(pf) // in its file already
+				pf.lines, pf.spans, pf.finished = 0, 0, false
+				p.postpone(pf)
+				p.putBack(pf)
+			}
+		} else {
+			e.metrics.written(fileKindRollouts, rootLines, rootSize)
+			written = append(written, rootFiles...)
+		}
+	}
+	for _, pf := range written {
+		if pf.finished && pf.name != "" && !p.isPending(pf.name) {
+			f.store.retire(pf.name)
+		}
+	}
+	p.written(written)
+}

@@ -1,0 +1,636 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+// The journal index. The combined file is the journal (design §5.1): a batch's
+// lines reach it before ConsumeTraces returns, and the rollout files and
+// rollouts.jsonl get theirs from memory within flush_interval. After a kill
+// -9 the next start completes them from the combined file, and for that it
+// must know which lines of the combined file are this exporter's (several
+// collectors may append to it) and which of those its rollout files already
+// hold. The exporter keeps that in an index of its own, in
+// <capture_dir>/.gymspans-journal/:
+//
+//	<id>.lock          flock(LOCK_EX) for the exporter's life: a lock that can
+//	                   be taken is a dead exporter's, whose lines a start completes
+//	<id>-<n>.seg       segments of records, oldest first
+//
+// Every record is framed as [u32 length][u32 CRC-32C][payload], so a record
+// torn by a crash is recognized and ends the index there. The records:
+//
+//	H  segment header: version, id, segment number, the config it was written with
+//	E  extent: sequence number, the combined file's inode and the offset of a
+//	   group's append, the length and CRC-32C of each line, the dedup key of each
+//	   span, and the group's rollouts.jsonl lines
+//	D  done: the rollout files and rollouts.jsonl hold every line of the extents
+//	   before this sequence number (written each flush tick, after the fsync)
+//	K  keys written by an exporter whose index this one completed
+//
+// An extent is written under the combined file's lock, right before the
+// group's writev: if the exporter dies between the two, or in the middle of
+// the write, the lines that are not there (or another collector's, appended
+// at the same offset later) fail their CRC and are not taken for its own.
+// Only lines that are there are completed, and their spans were never
+// acknowledged (the push had not returned) nor, with their CRC failing,
+// recorded as written.
+//
+// The service map keeps its own position in service_map.json (per index
+// id, in the same rename as the edges it covers; internal/servicemap), so a
+// start redoes the edges of exactly the lines after it.
+//
+// Segments are started at a flush tick once the current one holds a quarter
+// of the dedup window's keys, and removed once every extent in them is done
+// and in the service map, and the newer segments hold the whole window.
+// A clean shutdown removes the index.
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// journalDir is the index directory inside the capture dir.
+const journalDir = ".gymspans-journal"
+
+const journalVersion = 1
+
+// Record types.
+const (
+	recHeader = 'H'
+	recExtent = 'E'
+	recDone   = 'D'
+	recKeys   = 'K'
+)
+
+// maxRecordBytes bounds a record (a group of a few thousand spans is well
+// under 1 MiB; a K record of the whole window is 8 MiB at the default).
+const maxRecordBytes = 256 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// lineRef is one line of an extent: its length (newline included), its
+// CRC-32C, and how many of the extent's dedup keys are its spans'.
+type lineRef struct {
+	n    uint32
+	crc  uint32
+	keys uint32
+}
+
+// journalIndex is this exporter's index. Its methods are safe for
+// concurrent use: the group writer adds extents, the flusher marks done and
+// maintains the segments.
+type journalIndex struct {
+	dirFD       int
+	id          string
+	fingerprint string
+	filePerm    uint32
+	lockFD      int
+
+	mu      sync.Mutex
+	seg     indexSegment
+	older   []indexSegment
+	nextSeq uint64
+	done    uint64 // the last done record written
+	buf     []byte
+
+	windowKeys int // the newer segments must hold these many keys before an older one goes
+	rotateKeys int // a segment holding these many keys is followed by a new one
+}
+
+// indexSegment is one segment file.
+type indexSegment struct {
+	n      uint64
+	fd     int
+	off    int64
+	maxSeq uint64 // of its extents; 0 with none
+	keys   int
+}
+
+// journalConfig is what an index's lines depend on besides the journal:
+// another exporter completes a dead index only if it has the same.
+func journalConfig(cfg *Config) string {
+	return strings.Join([]string{cfg.CombinedFile, cfg.Format, cfg.PathTemplate, cfg.RolloutsFile, cfg.RolloutAttribute, cfg.RunAttribute}, "\x00")
+}
+
+// openJournalDir opens (creating) the index directory inside the capture dir.
+func openJournalDir(captureFD int, perm uint32) (int, error) {
+	if err := unix.Mkdirat(captureFD, journalDir, perm); err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, fmt.Errorf("create %s: %w", journalDir, err)
+	}
+	fd, err := unix.Openat(captureFD, journalDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", journalDir, err)
+	}
+	return fd, nil
+}
+
+// newJournalIndex creates and locks a fresh index in dirFD.
+func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int) (*journalIndex, error) {
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	id := hex.EncodeToString(raw[:])
+	// Lock under a temporary name, then rename: a start scanning the dir
+	// never finds our lock file unlocked.
+	tmp := id + ".lock.new"
+	fd, err := unix.Openat(dirFD, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, filePerm)
+	if err != nil {
+		return nil, fmt.Errorf("create %s/%s: %w", journalDir, tmp, err)
+	}
+	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlinkat(dirFD, tmp, 0)
+		return nil, fmt.Errorf("lock %s/%s: %w", journalDir, tmp, err)
+	}
+	if err := unix.Renameat(dirFD, tmp, dirFD, id+".lock"); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlinkat(dirFD, tmp, 0)
+		return nil, fmt.Errorf("rename %s/%s: %w", journalDir, tmp, err)
+	}
+	j := &journalIndex{
+		dirFD: dirFD, id: id, fingerprint: fingerprint, filePerm: filePerm, lockFD: fd,
+		nextSeq: 1, windowKeys: window, rotateKeys: max(window/4, 4096),
+	}
+	j.seg.fd = -1
+	if err := j.startSegmentLocked(0); err != nil {
+		_ = j.close(true)
+		return nil, err
+	}
+	return j, nil
+}
+
+func segmentName(id string, n uint64) string {
+	return fmt.Sprintf("%s-%010d.seg", id, n)
+}
+
+// startSegmentLocked starts segment n and makes it the current one.
+func (j *journalIndex) startSegmentLocked(n uint64) error {
+	name := segmentName(j.id, n)
+	fd, err := unix.Openat(j.dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, j.filePerm)
+	if err != nil {
+		return fmt.Errorf("create %s/%s: %w", journalDir, name, err)
+	}
+	seg := indexSegment{n: n, fd: fd}
+	p := []byte{recHeader, journalVersion}
+	p = appendString(p, j.id)
+	p = binary.LittleEndian.AppendUint64(p, n)
+	p = appendString(p, j.fingerprint)
+	if err := j.writeRecord(&seg, p); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlinkat(j.dirFD, name, 0)
+		return err
+	}
+	if j.seg.fd >= 0 {
+		j.older = append(j.older, j.seg)
+	}
+	j.seg = seg
+	return nil
+}
+
+// writeRecord frames payload and writes it at the end of seg.
+func (j *journalIndex) writeRecord(seg *indexSegment, payload []byte) error {
+	if len(payload) > maxRecordBytes {
+		return fmt.Errorf("journal index record of %d bytes", len(payload))
+	}
+	j.buf = binary.LittleEndian.AppendUint32(j.buf[:0], uint32(len(payload)))
+	j.buf = binary.LittleEndian.AppendUint32(j.buf, crc32.Checksum(payload, castagnoli))
+	iov := [][]byte{j.buf, payload}
+	want := len(j.buf) + len(payload)
+	n, err := pwritev(seg.fd, iov, seg.off)
+	if err == nil && n != want {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, want)
+	}
+	if err != nil {
+		// Leave no torn record for the next one to follow.
+		_ = unix.Ftruncate(seg.fd, seg.off)
+		return fmt.Errorf("write %s/%s: %w", journalDir, segmentName(j.id, seg.n), err)
+	}
+	seg.off += int64(n)
+	return nil
+}
+
+// pwritev writes iovs at off, retrying on EINTR and short writes.
+func pwritev(fd int, iovs [][]byte, off int64) (int, error) {
+	total := 0
+	for _, b := range iovs {
+		for len(b) > 0 {
+			n, err := unix.Pwrite(fd, b, off)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return total, err
+			}
+			if n == 0 {
+				return total, nil
+			}
+			b, off, total = b[n:], off+int64(n), total+n
+		}
+	}
+	return total, nil
+}
+
+// An extent record: appendExtentHeader, then each line (appendLineRef),
+// appendCount and the keys, appendCount and the rollouts.jsonl lines
+// (appendBytes). The sequence number is filled in by addExtent.
+func appendExtentHeader(p []byte, ino uint64, off int64, lines int) []byte {
+	p = append(p[:0], recExtent)
+	p = binary.LittleEndian.AppendUint64(p, 0)
+	p = binary.LittleEndian.AppendUint64(p, ino)
+	p = binary.LittleEndian.AppendUint64(p, uint64(off))
+	return appendCount(p, lines)
+}
+
+func appendLineRef(p []byte, l lineRef) []byte {
+	p = binary.LittleEndian.AppendUint32(p, l.n)
+	p = binary.LittleEndian.AppendUint32(p, l.crc)
+	return binary.LittleEndian.AppendUint32(p, l.keys)
+}
+
+func appendCount(p []byte, n int) []byte { return binary.LittleEndian.AppendUint32(p, uint32(n)) }
+
+func appendBytes(p, b []byte) []byte { return append(appendCount(p, len(b)), b...) }
+
+// addExtent records a group's append (payload from appendExtentHeader and
+// the rest) and returns its sequence number.
+func (j *journalIndex) addExtent(payload []byte, keys int) (uint64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	seq := j.nextSeq
+	j.nextSeq++ // never reused, whether or not the lines make it
+	binary.LittleEndian.PutUint64(payload[1:], seq)
+	if err := j.writeRecord(&j.seg, payload); err != nil {
+		return 0, err
+	}
+	j.seg.maxSeq = seq
+	j.seg.keys += keys
+	return seq, nil
+}
+
+// markDone records that the extents before seq are done. The flusher calls
+// it after the fsync of the files it wrote.
+func (j *journalIndex) markDone(seq uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if seq <= j.done {
+		return nil
+	}
+	p := binary.LittleEndian.AppendUint64([]byte{recDone}, seq)
+	if err := j.writeRecord(&j.seg, p); err != nil {
+		return err
+	}
+	j.done = seq
+	return nil
+}
+
+// addKeys records keys another exporter wrote (completed at start).
+func (j *journalIndex) addKeys(keys []dedupKey) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	const chunk = 1 << 16
+	for len(keys) > 0 {
+		n := min(len(keys), chunk)
+		p := binary.LittleEndian.AppendUint32([]byte{recKeys}, uint32(n))
+		for _, k := range keys[:n] {
+			p = append(p, k[:]...)
+		}
+		if err := j.writeRecord(&j.seg, p); err != nil {
+			return err
+		}
+		j.seg.keys += n
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// sync fsyncs the current segment (each flush tick, before the files).
+func (j *journalIndex) sync() error {
+	j.mu.Lock()
+	fd := j.seg.fd
+	j.mu.Unlock()
+	if err := unix.Fsync(fd); err != nil {
+		return fmt.Errorf("fsync journal index: %w", err)
+	}
+	return nil
+}
+
+// maintain starts a new segment when the current one holds rotateKeys keys,
+// and removes the older segments no longer needed: every extent in them is
+// done and before serviceMap (the service map's committed position), and
+// the newer segments hold the whole dedup window.
+func (j *journalIndex) maintain(serviceMap uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var err error
+	if j.seg.keys >= j.rotateKeys {
+		err = j.startSegmentLocked(j.seg.n + 1) // on failure the current one goes on
+	}
+	newer := j.seg.keys
+	for _, s := range j.older {
+		newer += s.keys
+	}
+	keep := j.older[:0]
+	for i, s := range j.older {
+		newer -= s.keys
+		if len(keep) == 0 && s.maxSeq < j.done && s.maxSeq < serviceMap && newer >= j.windowKeys {
+			_ = unix.Close(s.fd)
+			_ = unix.Unlinkat(j.dirFD, segmentName(j.id, s.n), 0)
+			continue
+		}
+		keep = append(keep, j.older[i])
+	}
+	clear(j.older[len(keep):])
+	j.older = keep
+	return err
+}
+
+// close closes the index's descriptors (its directory's too); with remove, the index is deleted
+// first (a clean shutdown: nothing is left to complete), segments before
+// the lock file.
+func (j *journalIndex) close(remove bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var errs []error
+	for _, s := range append(j.older, j.seg) {
+		if s.fd < 0 {
+			continue
+		}
+		if remove {
+			if err := unix.Unlinkat(j.dirFD, segmentName(j.id, s.n), 0); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		_ = unix.Close(s.fd)
+	}
+	j.older, j.seg.fd = nil, -1
+	if remove && len(errs) == 0 {
+		_ = unix.Unlinkat(j.dirFD, j.id+".lock", 0)
+	}
+	_ = unix.Close(j.lockFD)
+	_ = unix.Close(j.dirFD)
+	return errors.Join(errs...)
+}
+
+func appendString(p []byte, s string) []byte {
+	p = binary.LittleEndian.AppendUint32(p, uint32(len(s)))
+	return append(p, s...)
+}
+
+// deadIndex is the index of an exporter that is gone, locked by us.
+type deadIndex struct {
+	id       string
+	lockFD   int
+	segments []uint64
+
+	// What its records say (readDeadIndex).
+	extents     []extent
+	done        uint64
+	keys        []dedupKey // of its K records (an extent's are its lines')
+	fingerprint string
+	torn        bool // a record was cut short or corrupt: the index ends there
+}
+
+// extent is a group's append to the combined file, read back.
+type extent struct {
+	seq   uint64
+	ino   uint64
+	off   int64
+	lines []lineRef
+	keys  []dedupKey // the keys of the lines' spans, in line order
+	roots [][]byte
+}
+
+// findDeadIndexes returns the indexes in the journal dir whose lock can be
+// taken (their exporter is gone), locked.
+func findDeadIndexes(dirFD int, own string) ([]*deadIndex, error) {
+	names, err := readDirNames(dirFD)
+	if err != nil {
+		return nil, err
+	}
+	segs := map[string][]uint64{}
+	var locks []string
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".lock"); ok && id != own {
+			locks = append(locks, id)
+			continue
+		}
+		if base, ok := strings.CutSuffix(n, ".seg"); ok {
+			if i := strings.LastIndexByte(base, '-'); i > 0 {
+				if num, err := strconv.ParseUint(base[i+1:], 10, 64); err == nil {
+					segs[base[:i]] = append(segs[base[:i]], num)
+				}
+			}
+		}
+	}
+	sort.Strings(locks)
+	var out []*deadIndex
+	for _, id := range locks {
+		fd, err := unix.Openat(dirFD, id+".lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			_ = unix.Close(fd) // alive
+			continue
+		}
+		// Another start may have completed and removed it between our open
+		// and our lock.
+		var st, cur unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Nlink == 0 ||
+			unix.Fstatat(dirFD, id+".lock", &cur, unix.AT_SYMLINK_NOFOLLOW) != nil || cur.Ino != st.Ino {
+			_ = unix.Close(fd)
+			continue
+		}
+		s := segs[id]
+		sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+		out = append(out, &deadIndex{id: id, lockFD: fd, segments: s})
+	}
+	return out, nil
+}
+
+// readDirNames lists a directory given by descriptor.
+func readDirNames(dirFD int) ([]string, error) {
+	fd, err := unix.Openat(dirFD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), journalDir)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// read parses the dead index's segments.
+func (d *deadIndex) read(dirFD int) error {
+	for i, n := range d.segments {
+		data, err := readFileAt(dirFD, segmentName(d.id, n))
+		if err != nil {
+			return err
+		}
+		if !d.parse(data, i == 0) {
+			d.torn = true
+			return nil // what follows a torn record is not trusted
+		}
+	}
+	return nil
+}
+
+// parse reads one segment's records; false when one was torn or corrupt.
+func (d *deadIndex) parse(data []byte, first bool) bool {
+	header := true
+	for len(data) > 0 {
+		if len(data) < 8 {
+			return false
+		}
+		n := binary.LittleEndian.Uint32(data)
+		sum := binary.LittleEndian.Uint32(data[4:])
+		if uint64(n) > uint64(len(data)-8) || n == 0 {
+			return false
+		}
+		p := data[8 : 8+n]
+		data = data[8+n:]
+		if crc32.Checksum(p, castagnoli) != sum {
+			return false
+		}
+		r := reader{p: p[1:]}
+		switch p[0] {
+		case recHeader:
+			if !header || r.u8() != journalVersion {
+				return false
+			}
+			_ = r.str()
+			_ = r.u64()
+			fp := r.str()
+			if first {
+				d.fingerprint = fp
+			} else if fp != d.fingerprint {
+				return false
+			}
+			header = false
+			continue
+		case recExtent:
+			x := extent{seq: r.u64(), ino: r.u64(), off: int64(r.u64())}
+			nl := r.u32()
+			for i := uint32(0); i < nl && r.ok(); i++ {
+				x.lines = append(x.lines, lineRef{n: r.u32(), crc: r.u32(), keys: r.u32()})
+			}
+			x.keys = r.keys(nil)
+			nr := r.u32()
+			for i := uint32(0); i < nr && r.ok(); i++ {
+				x.roots = append(x.roots, r.bytes())
+			}
+			if !r.ok() {
+				return false
+			}
+			d.extents = append(d.extents, x)
+		case recDone:
+			d.done = max(d.done, r.u64())
+		case recKeys:
+			d.keys = r.keys(d.keys)
+		default:
+			return false
+		}
+		if header || !r.ok() {
+			return false
+		}
+	}
+	return true
+}
+
+// remove deletes the dead index (segments first) and gives its lock back.
+func (d *deadIndex) remove(dirFD int) error {
+	var errs []error
+	for _, n := range d.segments {
+		if err := unix.Unlinkat(dirFD, segmentName(d.id, n), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := unix.Unlinkat(dirFD, d.id+".lock", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, err)
+		}
+	}
+	_ = unix.Close(d.lockFD)
+	return errors.Join(errs...)
+}
+
+// reader decodes a record payload; a read past the end sets bad.
+type reader struct {
+	p   []byte
+	bad bool
+}
+
+func (r *reader) ok() bool { return !r.bad }
+
+func (r *reader) take(n int) []byte {
+	if r.bad || n < 0 || n > len(r.p) {
+		r.bad = true
+		return nil
+	}
+	b := r.p[:n]
+	r.p = r.p[n:]
+	return b
+}
+
+func (r *reader) u8() byte {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if b := r.take(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (r *reader) bytes() []byte { return r.take(int(r.u32())) }
+
+func (r *reader) str() string { return string(r.bytes()) }
+
+func (r *reader) keys(out []dedupKey) []dedupKey {
+	n := int(r.u32())
+	b := r.take(n * len(dedupKey{}))
+	for i := 0; i < len(b); i += len(dedupKey{}) {
+		out = append(out, dedupKey(b[i:i+len(dedupKey{})]))
+	}
+	return out
+}
+
+// readFileAt reads a whole regular file inside dirFD.
+func readFileAt(dirFD int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("open %s: %w", name, errUnsafeFile)
+	}
+	data := make([]byte, st.Size)
+	n, err := f.ReadAt(data, 0)
+	if err != nil && n != len(data) {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data[:n], nil
+}

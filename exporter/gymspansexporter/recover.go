@@ -1,0 +1,457 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+// Recovery (design §5.1: after a kill -9 the next start completes the
+// per-rollout files from the combined file). At start, before the first
+// push, every index in the journal dir whose lock can be taken is an
+// exporter's that died (journal.go). For each one whose config matches:
+//
+//	read its segments → find its extents' bytes in the combined file or its
+//	rotated backups (by inode) → keep each extent's lines up to the first
+//	whose CRC fails (the rest is not its own: a torn write, or another
+//	collector's lines at that offset) → for the lines of extents from its
+//	done record on: complete each rollout file, then rollouts.jsonl →
+//	for the lines from its service-map position on: observe them, flush the
+//	service map with its position → fsync → copy its dedup keys into our
+//	index → remove it
+//
+// Completing is idempotent by span key: under the file's lock, the file's
+// tail (twice the bytes to write, and 1 MiB more) is read and the lines it
+// already holds are left out (the crash may have come during or after the
+// flush that wrote them, before its done record; another collector may
+// have appended since). rollouts.jsonl is checked the same way by (trace
+// id, root span id). A span is completed once per recovery whatever the
+// extents say. What cannot be read is logged and counted; an index that
+// cannot be completed (a write fails) stays for the next start, and a
+// corrupt record ends its index there (what comes before it is completed).
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// recoverDead completes the files of every dead exporter's journal.
+func (e *spansExporter) recoverDead(store *fileStore) error {
+	dead, err := findDeadIndexes(e.journal.dirFD, e.journal.id)
+	if err != nil {
+		return fmt.Errorf("journal index: %w", err)
+	}
+	for _, d := range dead {
+		if err := e.recoverIndex(store, d); err != nil {
+			e.logger.Error("gymspans exporter: the files of an exporter that stopped without writing them could not be completed; the next start tries again",
+				zap.String("journal_index", d.id), zap.Error(err))
+			_ = unix.Close(d.lockFD)
+		}
+	}
+	return nil
+}
+
+// recovered is what one recovery completes, per file in journal order.
+type recovered struct {
+	files   map[string]*recoveredFile
+	order   []string
+	roots   [][]byte
+	sm      []recoveredSpan
+	keys    []dedupKey
+	seen    map[dedupKey]bool // spans already taken (an extent may repeat another's lines)
+	lines   int               // verified
+	missing int               // lines of extents whose journal file is gone
+	lastSeq uint64
+}
+
+type recoveredFile struct {
+	lines [][]byte        // console: the journal lines
+	keys  []dedupKey      // of lines (console) or spans (OTLP)
+	spans []recoveredSpan // OTLP: the spans, encoded once the tail is read
+	size  int
+}
+
+type recoveredSpan struct {
+	res  pcommon.Resource
+	span ptrace.Span
+}
+
+func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
+	if err := d.read(e.journal.dirFD); err != nil {
+		return err
+	}
+	if d.fingerprint != e.journal.fingerprint {
+		e.logger.Warn("gymspans exporter: a stopped exporter's journal index was written with another combined_file, format, path_template, rollouts_file or attribute keys; left for an exporter configured as it was",
+			zap.String("journal_index", d.id))
+		_ = unix.Close(d.lockFD)
+		return nil
+	}
+	smFrom := ^uint64(0)
+	if e.sm != nil {
+		p, ok, err := e.sm.position(d.id)
+		if err != nil {
+			return err
+		}
+		smFrom = 0
+		if ok {
+			smFrom = p
+		}
+	}
+	journals, err := e.journalFiles(store)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, f := range journals {
+			_ = f.Close()
+		}
+	}()
+	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys}
+	for _, x := range d.extents {
+		if err := e.readExtent(rc, journals, x, d.done, smFrom); err != nil {
+			return err
+		}
+	}
+	if err := e.completeFiles(store, rc); err != nil {
+		return err
+	}
+	if e.sm != nil && len(rc.sm) > 0 {
+		e.sm.observeAt(d.id, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
+			for _, s := range rc.sm {
+				if !yield(s.res, s.span) {
+					return
+				}
+			}
+		})
+		if err := e.sm.flush(); err != nil {
+			return err
+		}
+	}
+	if err := store.flush(); err != nil {
+		return err
+	}
+	if e.dedup != nil && len(rc.keys) > 0 {
+		if n := e.cfg.DedupWindowSpans; len(rc.keys) > n {
+			rc.keys = rc.keys[len(rc.keys)-n:]
+		}
+		e.dedup.remember(rc.keys)
+		if err := e.journal.addKeys(rc.keys); err != nil {
+			return err
+		}
+		if err := e.journal.sync(); err != nil {
+			return err
+		}
+	}
+	if err := d.remove(e.journal.dirFD); err != nil {
+		e.logger.Warn("gymspans exporter: removing a completed journal index failed", zap.String("journal_index", d.id), zap.Error(err))
+	}
+	if e.sm != nil {
+		e.sm.forget(d.id)
+	}
+	if rc.missing > 0 {
+		e.logger.Error("gymspans exporter: lines of a stopped exporter are in no combined file any more (rotated away: raise rotation.max_backups); its rollout files lack them",
+			zap.String("journal_index", d.id), zap.Int("lines", rc.missing))
+	}
+	e.logger.Info("gymspans exporter: completed the files of an exporter that stopped before writing them",
+		zap.String("journal_index", d.id), zap.Int("extents", len(d.extents)), zap.Int("lines_read", rc.lines),
+		zap.Int("rollout_files", len(rc.order)), zap.Int("rollouts_lines", len(rc.roots)), zap.Int("service_map_spans", len(rc.sm)),
+		zap.Bool("torn_index", d.torn))
+	return nil
+}
+
+// journalFiles opens the combined file and its rotated backups, by inode.
+func (e *spansExporter) journalFiles(store *fileStore) (map[uint64]*os.File, error) {
+	names, err := readDirNames(store.dirFD)
+	if err != nil {
+		return nil, fmt.Errorf("list capture dir: %w", err)
+	}
+	out := map[uint64]*os.File{}
+	for _, n := range names {
+		if n != e.cfg.CombinedFile && !isBackupName(e.cfg.CombinedFile, n) {
+			continue
+		}
+		fd, err := unix.Openat(store.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			_ = unix.Close(fd)
+			continue
+		}
+		out[st.Ino] = os.NewFile(uintptr(fd), n)
+	}
+	return out, nil
+}
+
+// readExtent reads x's lines from the journal and takes what recovery needs
+// of them.
+func (e *spansExporter) readExtent(rc *recovered, journals map[uint64]*os.File, x extent, done, smFrom uint64) error {
+	total := 0
+	for _, l := range x.lines {
+		total += int(l.n)
+	}
+	f := journals[x.ino]
+	if f == nil {
+		if x.seq >= done || x.seq >= smFrom {
+			rc.missing += len(x.lines)
+		}
+		return nil
+	}
+	data := make([]byte, total)
+	n, _ := f.ReadAt(data, x.off)
+	data = data[:n]
+	keyAt := 0
+	for _, l := range x.lines {
+		if int(l.n) > len(data) || !crcMatches(data[:l.n], l.crc) {
+			break // not ours from here on
+		}
+		line := data[:l.n]
+		data = data[l.n:]
+		keys := x.keys[min(keyAt, len(x.keys)):min(keyAt+int(l.keys), len(x.keys))]
+		keyAt += int(l.keys)
+		rc.lines++
+		rc.keys = append(rc.keys, keys...)
+		if x.seq < done && x.seq < smFrom {
+			continue
+		}
+		td, err := decodeLine(e.otlp, line)
+		if err != nil {
+			e.logs.warn("recover_decode", "a line of the combined file could not be read back", zap.Error(err))
+			continue
+		}
+		e.takeLine(rc, x, line, td, done, smFrom)
+	}
+	return nil
+}
+
+func crcMatches(line []byte, crc uint32) bool {
+	return len(line) > 0 && line[len(line)-1] == '\n' && crc32.Checksum(line, castagnoli) == crc
+}
+
+// takeLine routes one recovered line's spans to their rollout files and the
+// service map, and keeps the extent's roots whose span it holds.
+func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, done, smFrom uint64) {
+	var ids map[string]bool
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			spans := rs.ScopeSpans().At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				key := dedupKeyOf(span)
+				if rc.seen[key] {
+					continue
+				}
+				rc.seen[key] = true
+				rc.lastSeq = max(rc.lastSeq, x.seq)
+				if x.seq >= smFrom {
+					rc.sm = append(rc.sm, recoveredSpan{rs.Resource(), span})
+				}
+				if x.seq < done {
+					continue
+				}
+				if ids == nil {
+					ids = map[string]bool{}
+				}
+				tid, sid := span.TraceID(), span.SpanID()
+				ids[hex.EncodeToString(tid[:])+"/"+hex.EncodeToString(sid[:])] = true
+				run, rollout := e.keys.rolloutOf(rs.Resource().Attributes(), span.Attributes())
+				if rollout == "" {
+					continue
+				}
+				name, reason := e.tmpl.render(run, rollout)
+				if reason != "" {
+					continue
+				}
+				rf := rc.files[name]
+				if rf == nil {
+					rf = &recoveredFile{}
+					rc.files[name] = rf
+					rc.order = append(rc.order, name)
+				}
+				rf.keys = append(rf.keys, key)
+				if e.otlp {
+					rf.spans = append(rf.spans, recoveredSpan{rs.Resource(), span})
+				} else {
+					rf.lines = append(rf.lines, line)
+					rf.size += len(line)
+				}
+			}
+		}
+	}
+	for _, r := range x.roots {
+		if k, ok := rootKey(r); ok && ids[k] {
+			rc.roots = append(rc.roots, r)
+			delete(ids, k) // once
+		}
+	}
+}
+
+// completeFiles appends to each rollout file, then rollouts.jsonl, what
+// they lack of rc.
+func (e *spansExporter) completeFiles(store *fileStore, rc *recovered) error {
+	var errs []error
+	lines := 0
+	for _, name := range rc.order {
+		rf := rc.files[name]
+		n, err := e.completeFile(store, name, rf)
+		if errors.Is(err, errUnsafeFile) {
+			continue // never written through; the spans are in the combined file
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		lines += n
+	}
+	e.metrics.recoveredLines(fileKindRollout, lines)
+	if len(rc.roots) > 0 && e.cfg.RolloutsFile != "" {
+		n, err := e.completeRoots(store, rc.roots)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		e.metrics.recoveredLines(fileKindRollouts, n)
+	}
+	return errors.Join(errs...)
+}
+
+// completeFile appends the lines of rf that name's tail lacks.
+func (e *spansExporter) completeFile(store *fileStore, name string, rf *recoveredFile) (int, error) {
+	written := 0
+	size := rf.size
+	if e.otlp {
+		size = 2048 * len(rf.spans) // an estimate of the bytes, for the tail read
+	}
+	prepare := func(fd int, fileSize int64) ([][]byte, int, error) {
+		have := map[dedupKey]bool{}
+		err := eachTailLine(fd, fileSize, 2*int64(size)+1<<20, func(line []byte) {
+			for _, k := range lineKeys(e.otlp, line, nil) {
+				have[k] = true
+			}
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		if !e.otlp {
+			var out [][]byte
+			n := 0
+			for i, l := range rf.lines {
+				if !have[rf.keys[i]] {
+					out = append(out, l)
+					n += len(l)
+				}
+			}
+			written = len(out)
+			return out, n, nil
+		}
+		td := ptrace.NewTraces()
+		for i, s := range rf.spans {
+			if have[rf.keys[i]] {
+				continue
+			}
+			rs := td.ResourceSpans().AppendEmpty()
+			s.res.CopyTo(rs.Resource())
+			s.span.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+			written++
+		}
+		if written == 0 {
+			return nil, 0, nil
+		}
+		line := e.encodeRecovered(td, name)
+		return [][]byte{line}, len(line), nil
+	}
+	err := store.appendLines(name, nil, 0, appendOpts{kind: fileKindRollout, prepare: prepare})
+	return written, err
+}
+
+// encodeRecovered encodes recovered spans as name's OTLP/JSON line.
+func (e *spansExporter) encodeRecovered(td ptrace.Traces, name string) []byte {
+	b := &batch{}
+	b.td = td
+	e.encode(b, td)
+	fb := b.byName[name]
+	if fb == nil {
+		return nil
+	}
+	var out []byte
+	for _, sg := range fb.segs {
+		out = append(out, b.arena[sg.start:sg.end]...)
+	}
+	return out
+}
+
+// completeRoots appends the rollouts.jsonl lines its tail lacks.
+func (e *spansExporter) completeRoots(store *fileStore, roots [][]byte) (int, error) {
+	size, written := 0, 0
+	for _, r := range roots {
+		size += len(r)
+	}
+	prepare := func(fd int, fileSize int64) ([][]byte, int, error) {
+		have := map[string]bool{}
+		err := eachTailLine(fd, fileSize, 2*int64(size)+1<<20, func(line []byte) {
+			if k, ok := rootKey(line); ok {
+				have[k] = true
+			}
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		var out [][]byte
+		n := 0
+		for _, r := range roots {
+			if k, ok := rootKey(r); ok && !have[k] {
+				have[k] = true
+				out = append(out, r)
+				n += len(r)
+			}
+		}
+		written = len(out)
+		return out, n, nil
+	}
+	err := store.appendLines(e.cfg.RolloutsFile, nil, 0, appendOpts{kind: fileKindRollouts, prepare: prepare})
+	return written, err
+}
+
+// eachTailLine calls f with each whole line of the last window bytes of a
+// file of size bytes (the first, cut by the window, is skipped).
+func eachTailLine(fd int, size, window int64, f func(line []byte)) error {
+	start := max(size-window, 0)
+	data := make([]byte, size-start)
+	for off := 0; off < len(data); {
+		n, err := unix.Pread(fd, data[off:], start+int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read tail: %w", err)
+		}
+		if n == 0 {
+			data = data[:off]
+			break
+		}
+		off += n
+	}
+	if start > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil
+		}
+		data = data[i+1:]
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil // a torn last line was cut before prepare
+		}
+		f(data[:i+1])
+		data = data[i+1:]
+	}
+	return nil
+}
