@@ -49,7 +49,7 @@ func skipKnownIssue(t *testing.T, why string) {
 // resources server's ASGI spans under a /ng-rollout/ SERVER span, the
 // environment server's and the agent's /run ASGI spans); this replay pauses
 // twice `wait` between the start-up requests and the first rollout's.
-// The fix needs a SPEC decision: give runs without nemo.gym.server.type the
+// The fix needs a design decision: give runs without nemo.gym.server.type the
 // rule runs with it have (wait by what the run shows, not by how long it was
 // quiet), e.g. count a process as serving rollouts once its SERVER spans
 // show http.route /run or a /ng-rollout/ URL, and hold a pending child whose

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Command gymsim is a load generator that behaves like a NeMo Gym run (SPEC
+// Command gymsim is a load generator that behaves like a NeMo Gym run (design
 // §7): an orchestrator process re-executes itself as the agent, model and
 // resources servers, each with its own TracerProvider, Gym's resource
 // attributes and span names, talking HTTP on loopback with traceparent

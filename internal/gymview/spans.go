@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// spanLine is one line of a spans file in gymspans' console format (SPEC
+// spanLine is one line of a spans file in gymspans' console format (design
 // §5.2). Attributes, events, links, the resource and the scope are passed to
 // the page as they are; only the keys the viewer uses are decoded.
 type spanLine struct {

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// spanEdit is the attribute and id rewrite of one leaving span (SPEC
+// spanEdit is the attribute and id rewrite of one leaving span (design
 // §4.2–§4.4). It is decided under the processor's lock, where the shared
 // tables are, and applied after the lock is released: a span that left
 // belongs to its round's output, which nobody else touches, so the pdata

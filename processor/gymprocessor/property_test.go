@@ -164,7 +164,7 @@ type outcome struct {
 // the id of the formula, the parent of exactly one SERVER span of its trace,
 // as many as spans_synthesized counts. An outcome's parent looks through a
 // synthesized span (whether an embedder's INTERNAL parent had arrived when
-// its SERVER child left is arrival-dependent by SPEC; the tree is not).
+// its SERVER child left is arrival-dependent by design; the tree is not).
 func runForest(t *rapid.T, batches []ptrace.Traces, n int) map[int64]outcome {
 	return runForestWith(t, testConfig(), batches, n)
 }
