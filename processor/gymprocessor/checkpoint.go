@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -407,6 +408,7 @@ func (s *snapshotter) write() {
 		w.flag(hs.hasPrev)
 		ri, rok := s.refs[hs.synth]
 		w.ref(ri, rok && hs.synth != nil)
+		w.u(uint64(hs.copies))
 	}
 	// The FIFO of index entries that may leave, head first.
 	live := e.fifo.buf[e.fifo.head:]
@@ -695,6 +697,7 @@ func (e *engine) restore(data []byte) error {
 		if ri := r.ref(len(refs)); ri >= 0 {
 			hs.synth = refs[ri]
 		}
+		hs.copies = int32(min(r.u(), math.MaxInt32))
 		hs.n.held = hs
 		e.heap[i] = hs
 		if r.err != nil {

@@ -154,6 +154,7 @@ type crashHarness struct {
 	clock  *fakeClock
 	sink   *consumertest.TracesSink
 	logger *zap.Logger
+	tel    *componenttest.Telemetry // of the processor started last
 	p      *gymProcessor
 }
 
@@ -166,6 +167,10 @@ func newCrashHarness(t tb, cfg *Config) *crashHarness {
 
 func (h *crashHarness) start() {
 	set := processortest.NewNopSettings(componentType)
+	h.tel = componenttest.NewTelemetry()
+	tel := h.tel
+	h.t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.Logger = h.logger
 	p, err := newGymProcessorWithClock(set, h.cfg, h.sink, h.clock)
 	require.NoError(h.t, err)
@@ -513,4 +518,72 @@ func TestStorageExtensionMissingIsAConfigError(t *testing.T) {
 	require.NoError(t, err)
 	err = p.Start(context.Background(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, `extension "file_storage/gym" is not in the service's extensions`)
+}
+
+// After a kill, a sender retries the batches the dead collector recorded
+// but never acknowledged. The copies of spans the restarted processor holds
+// again (from its journal) leave with the held copy, as it is rewritten
+// (resent.go); copies of spans that had already left go on at once, with the
+// rollout their first copy left with. Every span leaves as often as it came,
+// and by span id the output is the run's without the kill. Without that, a
+// held span's copy left first, in no rollout, and gymspans kept that copy
+// (it keeps the first).
+func TestResentSpansLeaveWithTheirRollout(t *testing.T) {
+	batches := splitTraces(readTraces(t, "../../testdata/default_preset_3_rollouts/input.json"), 3)
+	require.Greater(t, len(batches), 4)
+	half := len(batches) / 2
+	clone := func(td ptrace.Traces) ptrace.Traces {
+		c := ptrace.NewTraces()
+		td.CopyTo(c)
+		return c
+	}
+	sent := 0
+	run := func(kill bool) (*crashHarness, []normSpan) {
+		h := newCrashHarness(t, testConfig())
+		for _, b := range batches[:half] {
+			h.consume(clone(b))
+			sent += b.SpanCount()
+		}
+		if kill {
+			require.NotZero(t, h.pending(), "spans are held at the kill")
+			h.kill()
+			h.start()
+			for _, b := range batches[:half] { // the sender's retry
+				h.consume(clone(b))
+				sent += b.SpanCount()
+			}
+		}
+		for _, b := range batches[half:] {
+			h.consume(clone(b))
+			sent += b.SpanCount()
+		}
+		h.tickAt(time.Hour)
+		return h, normalize(h.sink.AllTraces())
+	}
+	_, want := run(false)
+	sent = 0
+	h, got := run(true)
+	require.Zero(t, h.pending())
+	redelivered, err := h.tel.GetMetric("otelcol_processor_gym_spans_redelivered")
+	var again int
+	if err == nil {
+		again = int(sumPoints(redelivered.Data, nil))
+	}
+	assert.Len(t, got, sent+again, "every span leaves as often as it was sent, plus those the restart handed on again (design §4.6)")
+
+	first := map[string]normSpan{}
+	var once []normSpan
+	for _, s := range got {
+		if f, seen := first[s.SpanID]; seen {
+			assert.Equal(t, f.Rollout, s.Rollout, "span %s %q: a second copy in another rollout", s.SpanID, s.Name)
+			assert.Equal(t, f.TraceID, s.TraceID, "span %s %q: a second copy in another trace", s.SpanID, s.Name)
+			continue
+		}
+		first[s.SpanID] = s
+		once = append(once, s)
+	}
+	assert.Equal(t, want, once, "by span id, the output is the run's without the kill")
+	m, err := h.tel.GetMetric("otelcol_processor_gym_resent_spans")
+	require.NoError(t, err, "copies of held spans were sent again")
+	assert.NotZero(t, sumPoints(m.Data, nil))
 }

@@ -21,7 +21,7 @@ func (e *engine) emit(n *node) {
 		hs.origin.info.proc.held--
 		hs.origin.info.run.held--
 		n.held = nil
-		e.r.leave(hs.origin, hs.span)
+		e.r.leave(hs.origin, hs.span, hs.copies)
 		e.leave(hs.span, hs.origin.info, n, hs)
 		if n.job {
 			e.dropJobWait(n)

@@ -261,14 +261,18 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	orig := sf.orig
 	sid := sp.SpanID()
 	if sid.IsEmpty() {
-		e.passUnindexed(sp, info, sf)
+		e.passUnindexed(sp, info, sf, nil)
 		return false
 	}
 	key := spanKey{trace: orig, span: sid}
 	n, taken := e.idx.get(sf.h, key)
 	if n != nil && n.state != stAbsent {
+		if e.holdResent(n, sp) {
+			r.resent++
+			return true // out of the batch: it leaves with the held copy (resent.go)
+		}
 		r.duplicates++
-		e.passUnindexed(sp, info, sf)
+		e.passUnindexed(sp, info, sf, n)
 		return false
 	}
 	if n == nil {
@@ -352,10 +356,14 @@ func (e *engine) keepSpare(sf *spanFacts) {
 const maxSpareNodes = 256
 
 // passUnindexed emits a span that cannot be indexed (zero or duplicate span
-// id) at once, with the rollout it shows directly or through its parent.
-func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts) {
+// id) at once, with the rollout it shows directly, or that its first copy
+// (first, when it is a duplicate) left with, or that its parent has.
+func (e *engine) passUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts, first *node) {
 	orig := sf.orig
 	rollout, h := sf.ev, howDirect
+	if rollout == "" && first != nil && first.state == stEmitted && first.rollout != "" && first.how >= howDirect && first.how <= howUpward {
+		rollout, h = first.rollout, first.how
+	}
 	if rollout == "" {
 		if pid := sp.ParentSpanID(); !pid.IsEmpty() {
 			if p, _ := e.idx.get(sf.ph, spanKey{trace: orig, span: pid}); p != nil && p.rollout != "" {

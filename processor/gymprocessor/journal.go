@@ -55,7 +55,7 @@ import (
 // begins; the generation set aside last is kept for inspection.
 
 const (
-	journalFormat = 2
+	journalFormat = 3
 	metaKey       = "meta"
 	recordMagic   = "GYMJ"
 )

@@ -132,6 +132,7 @@ type heldSpan struct {
 	prev     rootRef
 	hasPrev  bool
 	synth    *rolloutSpanRef // §4.4: gym.rollout to synthesize a CLIENT parent below
+	copies   int32           // unchanged copies that arrived while it was held (resent.go)
 }
 
 // pendingHeap orders held spans by deadline, then arrival sequence.

@@ -18,6 +18,7 @@ type round struct {
 	emitted     int64 // spans handed on by deliver
 	passed      int64
 	duplicates  int64
+	resent      int64 // unchanged copies of held spans, left with them (resent.go)
 	lateParents int64
 	promoted    [3]int64 // direct, downward, upward
 	released    [numReasons]int64
@@ -36,15 +37,16 @@ type round struct {
 // outSpan is a span that leaves from outside the incoming batch (a held
 // span, a synthesized one) with the resource and scope it goes out in.
 type outSpan struct {
-	org  *origin
-	span ptrace.Span
+	org    *origin
+	span   ptrace.Span
+	copies int32 // unchanged copies of a resent span, written after it (resent.go)
 }
 
 // leave queues sp to go out in org's resource and scope. The round's output
 // is assembled after the lock is released (see assemble): the span is the
 // round's alone once it left.
-func (r *round) leave(org *origin, sp ptrace.Span) {
-	r.leaving = append(r.leaving, outSpan{org: org, span: sp})
+func (r *round) leave(org *origin, sp ptrace.Span, copies int32) {
+	r.leaving = append(r.leaving, outSpan{org: org, span: sp, copies: copies})
 }
 
 // assemble appends the spans that left to the output, grouped by origin in
@@ -52,7 +54,12 @@ func (r *round) leave(org *origin, sp ptrace.Span) {
 // edits are applied.
 func (r *round) assemble() {
 	for i, l := range r.leaving {
-		l.span.MoveTo(r.group(l.org).AppendEmpty())
+		g := r.group(l.org)
+		out := g.AppendEmpty()
+		l.span.MoveTo(out)
+		for range l.copies { // a resent span's copies leave as it does (resent.go)
+			out.CopyTo(g.AppendEmpty())
+		}
 		r.leaving[i] = outSpan{}
 	}
 	r.leaving = r.leaving[:0]

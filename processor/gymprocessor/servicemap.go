@@ -305,7 +305,7 @@ func isSynthetic(attrs pcommon.Map) bool {
 // released (clientEdit).
 func (e *engine) synthesizeParent(server ptrace.Span, tid pcommon.TraceID, serverSvc string, parent pcommon.SpanID, org *origin, origHex, rollout string) {
 	c := ptrace.NewSpan()
-	e.r.leave(org, c)
+	e.r.leave(org, c, 0)
 	e.r.clients = append(e.r.clients, clientEdit{
 		client: c, server: server, tid: tid, id: syntheticSpanID(tid, server.SpanID()), parent: parent,
 		serverService: serverSvc, origHex: origHex, rollout: rollout,
