@@ -5,6 +5,7 @@ package gymspansexporter
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,30 @@ func otlpSpanIDsIn(t testing.TB, path string) map[string]int {
 		require.NoError(t, err, l)
 		for id := range countSpans(td) {
 			out[id]++
+		}
+	}
+	return out
+}
+
+// otlpPlacesIn maps each span id in an OTLP/JSON file to the resource and
+// scope it is written in.
+func otlpPlacesIn(t testing.TB, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var u ptrace.JSONUnmarshaler
+	for _, l := range readLines(t, path) {
+		td, err := u.UnmarshalTraces([]byte(l))
+		require.NoError(t, err, l)
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				place := fmt.Sprintf("resource %v (%s), scope %s %s (%s)", rs.Resource().Attributes().AsRaw(), rs.SchemaUrl(),
+					ss.Scope().Name(), ss.Scope().Version(), ss.SchemaUrl())
+				for k := 0; k < ss.Spans().Len(); k++ {
+					out[ss.Spans().At(k).SpanID().String()] = place
+				}
+			}
 		}
 	}
 	return out

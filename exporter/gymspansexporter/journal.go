@@ -87,6 +87,11 @@ type lineRef struct {
 	keys uint32
 }
 
+// maxSegmentBytes also ends a segment, however few dedup keys it holds
+// (with dedup_window_spans 0 an extent holds none, and a segment ended by its
+// keys alone would never end, nor be removed). A variable for the tests.
+var maxSegmentBytes int64 = 16 << 20
+
 // journalIndex is this exporter's index. Its methods are safe for
 // concurrent use: the group writer adds extents, the flusher marks done and
 // maintains the segments.
@@ -324,15 +329,15 @@ func (j *journalIndex) sync() error {
 	return nil
 }
 
-// maintain starts a new segment when the current one holds rotateKeys keys,
-// and removes the older segments no longer needed: every extent in them is
-// done and before serviceMap (the service map's committed position), and
-// the newer segments hold the whole dedup window.
+// maintain starts a new segment when the current one holds rotateKeys keys
+// or maxSegmentBytes, and removes the older segments no longer needed: every
+// extent in them is done and before serviceMap (the service map's committed
+// position), and the newer segments hold the whole dedup window.
 func (j *journalIndex) maintain(serviceMap uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var err error
-	if j.seg.keys >= j.rotateKeys {
+	if j.seg.keys >= j.rotateKeys || j.seg.off >= maxSegmentBytes {
 		err = j.startSegmentLocked(j.seg.n + 1) // on failure the current one goes on
 	}
 	newer := j.seg.keys

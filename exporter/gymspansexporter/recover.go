@@ -77,8 +77,11 @@ type recoveredFile struct {
 	size  int
 }
 
+// recoveredSpan is a span read back with the resource and scope it was
+// written with (an OTLP/JSON rollout file's line is re-encoded from them).
 type recoveredSpan struct {
-	res  pcommon.Resource
+	rs   ptrace.ResourceSpans
+	ss   ptrace.ScopeSpans
 	span ptrace.Span
 }
 
@@ -124,7 +127,7 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 	if e.sm != nil && len(rc.sm) > 0 {
 		e.sm.observeAt(d.id, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
 			for _, s := range rc.sm {
-				if !yield(s.res, s.span) {
+				if !yield(s.rs.Resource(), s.span) {
 					return
 				}
 			}
@@ -243,7 +246,8 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			spans := rs.ScopeSpans().At(j).Spans()
+			ss := rs.ScopeSpans().At(j)
+			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				key := dedupKeyOf(span)
@@ -253,7 +257,7 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 				rc.seen[key] = true
 				rc.lastSeq = max(rc.lastSeq, x.seq)
 				if x.seq >= smFrom {
-					rc.sm = append(rc.sm, recoveredSpan{rs.Resource(), span})
+					rc.sm = append(rc.sm, recoveredSpan{rs, ss, span})
 				}
 				if x.seq < done {
 					continue
@@ -279,7 +283,7 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 				}
 				rf.keys = append(rf.keys, key)
 				if e.otlp {
-					rf.spans = append(rf.spans, recoveredSpan{rs.Resource(), span})
+					rf.spans = append(rf.spans, recoveredSpan{rs, ss, span})
 				} else {
 					rf.lines = append(rf.lines, line)
 					rf.size += len(line)
@@ -357,8 +361,12 @@ func (e *spansExporter) completeFile(store *fileStore, name string, rf *recovere
 				continue
 			}
 			rs := td.ResourceSpans().AppendEmpty()
-			s.res.CopyTo(rs.Resource())
-			s.span.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+			s.rs.Resource().CopyTo(rs.Resource())
+			rs.SetSchemaUrl(s.rs.SchemaUrl())
+			ss := rs.ScopeSpans().AppendEmpty()
+			s.ss.Scope().CopyTo(ss.Scope())
+			ss.SetSchemaUrl(s.ss.SchemaUrl())
+			s.span.CopyTo(ss.Spans().AppendEmpty())
 			written++
 		}
 		if written == 0 {

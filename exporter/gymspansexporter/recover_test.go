@@ -158,6 +158,11 @@ func TestRecoveryAfterCrash(t *testing.T) {
 						continue
 					}
 					assert.Equal(t, ids, otlpSpanIDsIn(t, filepath.Join(dir, f)), f)
+					// Completed lines keep the resource and scope the span came in.
+					combined := otlpPlacesIn(t, filepath.Join(dir, "spans.jsonl"))
+					for id, place := range otlpPlacesIn(t, filepath.Join(dir, f)) {
+						assert.Equal(t, combined[id], place, "%s: span %s", f, id)
+					}
 				}
 			}
 			assertNoIndexLeft(t, dir)
@@ -412,4 +417,31 @@ func TestCleanShutdownLeavesNoIndex(t *testing.T) {
 	require.NoError(t, a.pushTraces(context.Background(), withCalls(gymTraces(80, 2, 3), 80)))
 	require.NoError(t, a.shutdown(context.Background()))
 	assertNoIndexLeft(t, dir)
+}
+
+// With deduplication off no extent holds a key, and the index still ends
+// its segments (by size) and removes the done ones: it stays bounded over a
+// long run instead of growing by every append.
+func TestIndexStaysBoundedWithoutDedup(t *testing.T) {
+	defer func(old int64) { maxSegmentBytes = old }(maxSegmentBytes)
+	maxSegmentBytes = 4 << 10
+	dir := t.TempDir()
+	e, _ := newTestExporter(t, recoveryConfig(dir, func(c *Config) { c.DedupWindowSpans = 0 }))
+	startExporter(t, e)
+	var peak int64
+	for i := range 200 {
+		require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
+		flushFiles(t, e)
+		segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+		require.NoError(t, err)
+		var size int64
+		for _, s := range segs {
+			fi, err := os.Stat(s)
+			require.NoError(t, err)
+			size += fi.Size()
+		}
+		peak = max(peak, size)
+	}
+	assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments at their largest (200 pushes, %d B segments)", maxSegmentBytes)
+	require.NoError(t, e.shutdown(context.Background()))
 }
