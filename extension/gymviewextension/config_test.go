@@ -18,9 +18,10 @@ func TestLoadConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
 	for _, tc := range []struct {
-		name    string
-		check   func(t *testing.T, c *Config)
-		wantErr string
+		name         string
+		check        func(t *testing.T, c *Config)
+		wantErr      string
+		unmarshalErr string
 	}{
 		{name: "", check: func(t *testing.T, c *Config) {
 			assert.Equal(t, "127.0.0.1:13180", c.ServerConfig.NetAddr.Endpoint, "the default endpoint, loopback")
@@ -35,11 +36,16 @@ func TestLoadConfig(t *testing.T) {
 		{name: "no_dir", wantErr: "capture_dir must not be empty"},
 		{name: "bad_jaeger", wantErr: "jaeger_url"},
 		{name: "no_endpoint", wantErr: "endpoint must not be empty"},
+		{name: "unknown_key", unmarshalErr: "invalid keys: jaeger_ulr, rotation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := NewFactory().CreateDefaultConfig()
 			sub, err := cm.Sub(component.NewIDWithName(componentType, tc.name).String())
 			require.NoError(t, err)
+			if tc.unmarshalErr != "" {
+				require.ErrorContains(t, sub.Unmarshal(cfg), tc.unmarshalErr)
+				return
+			}
 			require.NoError(t, sub.Unmarshal(cfg))
 			err = cfg.(*Config).Validate()
 			if tc.wantErr != "" {
