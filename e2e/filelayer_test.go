@@ -187,20 +187,14 @@ func TestCrashKill9RotatingJournal(t *testing.T) {
 	simDone := make(chan struct{})
 	go func() { _, _ = wait(); close(simDone) }()
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	k := &crashTally{}
-	for running := true; running && k.kills < crashKills; {
-		select {
-		case <-simDone:
-			running = false
-		case <-time.After(time.Duration(300+rng.IntN(600)) * time.Millisecond):
-			torn := ""
-			if k.kills%4 == 3 {
-				torn = filepath.Join(captureDir, "spans.jsonl")
-			}
-			k.kill(col, torn)
+	killAtRandom(simDone, crashKills, func(i int) {
+		torn := ""
+		if i%4 == 3 {
+			torn = filepath.Join(captureDir, "spans.jsonl")
 		}
-	}
+		k.kill(col, torn)
+	})
 	<-simDone
 	out, simErr := wait()
 	t.Logf("gymsim: %s", out)
@@ -246,16 +240,8 @@ func TestCrashSharedCaptureDir(t *testing.T) {
 	}
 	simDone := make(chan struct{})
 	go func() { _, _ = waits["e2erunkill"](); close(simDone) }()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 	k := &crashTally{}
-	for running := true; running && k.kills < crashKills; {
-		select {
-		case <-simDone:
-			running = false
-		case <-time.After(time.Duration(300+rng.IntN(600)) * time.Millisecond):
-			k.kill(killed, "")
-		}
-	}
+	killAtRandom(simDone, crashKills, func(int) { k.kill(killed, "") })
 	<-simDone
 	require.GreaterOrEqual(t, k.kills, crashKills, "the load ended before %d kills; make it longer", crashKills)
 	k.kill(killed, "")
@@ -363,4 +349,18 @@ func TestFileLayerCounters(t *testing.T) {
 		perFile[l.RolloutID]++
 	}
 	assert.Len(t, perFile, len(rollouts), "one rollouts.jsonl line per rollout")
+}
+
+// killAtRandom calls kill (with how many kills came before) every 300 to
+// 900 ms, at random, until the load is done or it has killed n times.
+func killAtRandom(done <-chan struct{}, n int, kill func(i int)) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	for i := 0; i < n; i++ {
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Duration(300+rng.IntN(600)) * time.Millisecond):
+			kill(i)
+		}
+	}
 }

@@ -138,10 +138,12 @@ func TestSoak(t *testing.T) {
 	captureDir := filepath.Join(t.TempDir(), "captures")
 	// The shipped standalone config, with the combined file's backups kept so
 	// every line can be counted.
-	cfg := strings.Replace(standaloneOnPorts(t, p),
-		"capture_dir: ${env:NEMO_GYM_CAPTURE_DIR:-./captures}",
-		"capture_dir: ${env:NEMO_GYM_CAPTURE_DIR:-./captures}\n    rotation: {max_megabytes: 1024, max_backups: 1000}", 1)
-	require.Contains(t, cfg, "max_backups: 1000")
+	// (The gymview extension's section has a capture_dir line too: the
+	// rotation goes under gymspans's.)
+	const gymspans = "  gymspans:\n    capture_dir: ${env:NEMO_GYM_CAPTURE_DIR:-./captures}\n"
+	cfg := standaloneOnPorts(t, p)
+	require.Contains(t, cfg, gymspans)
+	cfg = strings.Replace(cfg, gymspans, gymspans+"    rotation: {max_megabytes: 1024, max_backups: 1000}\n", 1)
 	col := startCollector(t, p, []string{"NEMO_GYM_CAPTURE_DIR=" + captureDir},
 		"--config", writeFile(t, t.TempDir(), "soak.yaml", cfg))
 	pid := col.cmd.Process.Pid
