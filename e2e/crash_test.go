@@ -65,7 +65,10 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	kills := 0
+	var linksMissed float64 // what each life reported before it was killed
 	kill := func(why string) {
+		v, _ := scrapeMetric(t, p.Metrics, "otelcol_processor_gym_attempt_links_missed")
+		linksMissed += v
 		col.kill()
 		kills++
 		col = start()
@@ -92,13 +95,15 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 	kill("right after the job span arrived")
 	time.Sleep(500 * time.Millisecond) // a moment into the settle wave the job span started
 	kill("during the settle wave after the job span")
+	v, _ := scrapeMetric(t, p.Metrics, "otelcol_processor_gym_attempt_links_missed")
+	linksMissed += v
 	require.NoError(t, col.stop(), "collector exit")
 
 	unacked := readUnacked(t, dir)
 	if simErr != nil {
 		t.Logf("gymsim exited with %v: %d spans were never acknowledged", simErr, len(unacked))
 	}
-	run := &gymsimRun{dir: captureDir, truthByID: map[string]truthSpan{}, truthByRollout: map[string][]truthSpan{}}
+	run := &gymsimRun{dir: captureDir, truthByID: map[string]truthSpan{}, truthByRollout: map[string][]truthSpan{}, linksMissed: int(linksMissed)}
 	all := readJSONLines[truthSpan](t, truthPath)
 	combined := readJSONLines[outSpan](t, filepath.Join(captureDir, "spans.jsonl"))
 	written := map[string]int{}

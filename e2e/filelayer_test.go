@@ -64,6 +64,7 @@ func (c *fileLayerCollector) metric(name string, labels ...string) float64 {
 type crashTally struct {
 	kills                                 int
 	pending, dups, torn, recovered, rotns float64
+	linksMissed                           float64
 }
 
 func (k *crashTally) note(c *fileLayerCollector) {
@@ -72,6 +73,7 @@ func (k *crashTally) note(c *fileLayerCollector) {
 	k.torn += c.metric("otelcol_exporter_gymspans_torn_tails_cut")
 	k.recovered += c.metric("otelcol_exporter_gymspans_recovered_lines")
 	k.rotns += c.metric("otelcol_exporter_gymspans_rotations")
+	k.linksMissed += c.metric("otelcol_processor_gym_attempt_links_missed")
 }
 
 // kill scrapes c, kills it with SIGKILL and starts it again.
@@ -93,8 +95,8 @@ func (k *crashTally) kill(c *fileLayerCollector, tornTail string) {
 }
 
 func (k *crashTally) String() string {
-	return fmt.Sprintf("%d kills; summed over the collector's lives: %.0f spans held undecided by the gym processor at the kills, %.0f duplicates dropped, %.0f lines completed at starts, %.0f torn tails cut, %.0f rotations of spans.jsonl",
-		k.kills, k.pending, k.dups, k.recovered, k.torn, k.rotns)
+	return fmt.Sprintf("%d kills; summed over the collector's lives: %.0f spans held undecided by the gym processor at the kills, %.0f duplicates dropped, %.0f lines completed at starts, %.0f torn tails cut, %.0f rotations of spans.jsonl, %.0f attempt roots without their previous attempt's link",
+		k.kills, k.pending, k.dups, k.recovered, k.torn, k.rotns, k.linksMissed)
 }
 
 // runGymsim starts gymsim against endpoint; wait returns its output and error.
@@ -209,6 +211,7 @@ func TestCrashKill9RotatingJournal(t *testing.T) {
 	}
 
 	run, dups := crashRun(t, captureDir, truthDir, "", "")
+	run.linksMissed = int(k.linksMissed)
 	t.Logf("%s; %d spans acknowledged or written, %d duplicate lines in spans.jsonl and its backups", k, len(run.truth), dups)
 	assert.Positive(t, k.rotns, "spans.jsonl rotated during the load")
 	assert.Positive(t, k.torn, "the torn tails were cut")
@@ -257,6 +260,9 @@ func TestCrashSharedCaptureDir(t *testing.T) {
 	for id := range runs {
 		t.Run(id, func(t *testing.T) {
 			run, dups := crashRun(t, captureDir, filepath.Join(dir, id), id, tmpl)
+			if id == "e2erunkill" {
+				run.linksMissed = int(k.linksMissed)
+			}
 			t.Logf("%d spans acknowledged or written, %d duplicate lines", len(run.truth), dups)
 			tc := gymsimCase{name: id, observability: true, job: true, httpClient: true, services: 4}
 			checkGymsimRun(t, tc, run)

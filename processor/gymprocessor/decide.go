@@ -126,6 +126,11 @@ func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
 		}
 		if prev, ok := previousAttempt(n.rollout); ok {
 			hs.prev, hs.hasPrev = e.roots.get(k, prev)
+			if !hs.hasPrev {
+				// Not seen yet (after an outage a sender's retry can bring it
+				// after its successor's), or forgotten: no link.
+				e.r.linksMissed++
+			}
 		}
 		e.roots.put(k, n.rollout, ref)
 	}

@@ -31,6 +31,7 @@ const (
 	metricLateParents       = "otelcol_processor_gym_late_parents"
 	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
 	metricResentSpans       = "otelcol_processor_gym_resent_spans"
+	metricLinksMissed       = "otelcol_processor_gym_attempt_links_missed"
 	metricDownstreamFailed  = "otelcol_processor_gym_downstream_failed_spans"
 	metricSetupProblems     = "otelcol_processor_gym_setup_problems"
 	metricStorageBytes      = "otelcol_processor_gym_storage_bytes"
@@ -42,7 +43,7 @@ const (
 type telemetry struct {
 	received, emitted, passed, promoted, released, cut, synthesized metric.Int64Counter
 	lateParents, duplicates, resent, downstreamFailed, problems     metric.Int64Counter
-	synthMissed, peerSet                                            metric.Int64Counter
+	synthMissed, peerSet, linksMissed                               metric.Int64Counter
 	pendingSpans, pendingBytes, indexEntries, storageBytes          metric.Int64Gauge
 	storageCheckpoints, storageErrors, redelivered                  metric.Int64Counter
 
@@ -81,6 +82,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.peerSet = counter(metricPeerServiceSet, "CLIENT spans given peer.service, by source (child, configured, learned, address).")
 	t.lateParents = counter(metricLateParents, "Spans that arrived after a child of theirs had to leave without them.")
 	t.duplicates = counter(metricDuplicateSpans, "Spans whose (trace id, span id) was already indexed; passed on unindexed.")
+	t.linksMissed = counter(metricLinksMissed, "Roots of re-dispatched attempts that left without a link to the previous attempt's root: it was not known when they were decided (it came later, or was forgotten).")
 	t.resent = counter(metricResentSpans, "Unchanged copies of a span held undecided (a sender's retry); each leaves with the held span, as it is rewritten.")
 	t.downstreamFailed = counter(metricDownstreamFailed, "Spans the next consumer refused.")
 	t.problems, err = m.Int64Counter(metricSetupProblems, metric.WithUnit("{problems}"), metric.WithDescription(
@@ -141,6 +143,7 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 	add(t.lateParents, r.lateParents, nil)
 	add(t.duplicates, r.duplicates, nil)
 	add(t.resent, r.resent, nil)
+	add(t.linksMissed, r.linksMissed, nil)
 	for i, v := range r.problems {
 		add(t.problems, v, t.problemOpt[i])
 	}

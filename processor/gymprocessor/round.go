@@ -19,6 +19,7 @@ type round struct {
 	passed      int64
 	duplicates  int64
 	resent      int64 // unchanged copies of held spans, left with them (resent.go)
+	linksMissed int64 // attempt roots whose previous attempt's root was not known
 	lateParents int64
 	promoted    [3]int64 // direct, downward, upward
 	released    [numReasons]int64
