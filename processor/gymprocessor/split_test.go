@@ -4,6 +4,7 @@
 package gymprocessor
 
 import (
+	"encoding/hex"
 	"path/filepath"
 	"testing"
 	"time"
@@ -274,4 +275,68 @@ func TestOneMarkedRootPerRollout(t *testing.T) {
 			assert.Equal(t, c.roots, got)
 		})
 	}
+}
+
+// The root of a re-dispatched attempt decided before its previous attempt's
+// root was seen (after an outage, a sender's retry can bring the first
+// attempt seconds after its successor) leaves without the previous_attempt
+// link, and is counted; the attempt after it, whose previous root is known,
+// links as usual.
+func TestAttemptRootBeforeItsPreviousIsCounted(t *testing.T) {
+	input := readTraces(t, filepath.Join(goldenDir, "retry_links_previous_attempt", "input.json"))
+	first := map[pcommon.SpanID]bool{spanIDOfHex(t, "8fa44c25f4ff7de8"): true} // 12-3's root and all below it
+	for grown := true; grown; {
+		grown = false
+		forEachSpan(input, func(_ pcommon.Resource, s ptrace.Span) {
+			if first[s.ParentSpanID()] && !first[s.SpanID()] {
+				first[s.SpanID()], grown = true, true
+			}
+		})
+	}
+	late, early := ptrace.NewTraces(), ptrace.NewTraces()
+	input.CopyTo(late)
+	input.CopyTo(early)
+	keep := func(td ptrace.Traces, f func(ptrace.Span) bool) {
+		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+				ss.Spans().RemoveIf(func(s ptrace.Span) bool { return !f(s) })
+				return ss.Spans().Len() == 0
+			})
+			return rs.ScopeSpans().Len() == 0
+		})
+	}
+	keep(late, func(s ptrace.Span) bool { return first[s.SpanID()] })
+	keep(early, func(s ptrace.Span) bool { return !first[s.SpanID()] })
+	require.Positive(t, late.SpanCount())
+	require.Positive(t, early.SpanCount())
+
+	cfg := coreConfig()
+	h := newHarness(t, cfg)
+	h.consume(early)
+	h.tickAt(cfg.Wait) // the later attempts' roots are decided
+	h.consume(late)
+	h.shutdown()
+
+	links := map[string]int{} // rollout → previous_attempt links of its root
+	for _, s := range h.out() {
+		if s.Attributes[gymconv.RolloutRootAttribute] != true {
+			continue
+		}
+		for _, l := range s.Links {
+			if l.Attributes["nemo.gym.link.type"] == "previous_attempt" {
+				links[s.Rollout]++
+			}
+		}
+		links[s.Rollout] += 0
+	}
+	assert.Equal(t, map[string]int{"12-3": 0, "12-3-a1": 0, "12-3-a2": 1}, links)
+	assert.Equal(t, int64(1), h.metricSum(metricLinksMissed))
+}
+
+func spanIDOfHex(t *testing.T, h string) pcommon.SpanID {
+	var id pcommon.SpanID
+	n, err := hex.Decode(id[:], []byte(h))
+	require.NoError(t, err)
+	require.Equal(t, len(id), n)
+	return id
 }
