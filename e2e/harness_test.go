@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,6 +108,11 @@ func startCollector(t testing.TB, p ports, env []string, args ...string) *collec
 	t.Helper()
 	cmd := exec.Command(collectorBinary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OTELCOL_GYM_STORAGE_DIR=") }) {
+		// gateway.yaml's journal defaults to ./otelcol-gym-state, which
+		// would be the package's directory, shared by every run.
+		cmd.Env = append(cmd.Env, "OTELCOL_GYM_STORAGE_DIR="+t.TempDir())
+	}
 	c := &collector{t: t, cmd: cmd, ports: p, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout = c.stderr
 	cmd.Stderr = c.stderr
