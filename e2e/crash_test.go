@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,41 +59,29 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 	var simOut bytes.Buffer
 	sim.Stdout, sim.Stderr = &simOut, &simOut
 	require.NoError(t, sim.Start())
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Wait() }()
+	simDone := make(chan struct{})
+	var simErr error
+	go func() { simErr = sim.Wait(); close(simDone) }()
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	kills := 0
 	var linksMissed float64 // what each life reported before it was killed
-	kill := func(why string) {
+	kill := func() {
 		v, _ := scrapeMetric(t, p.Metrics, "otelcol_processor_gym_attempt_links_missed")
 		linksMissed += v
 		col.kill()
 		kills++
 		col = start()
-		_ = why
 	}
-	var simErr error
-	running := true
-	for running && kills < crashKills {
-		select {
-		case simErr = <-simDone:
-			running = false
-		case <-time.After(time.Duration(300+rng.IntN(600)) * time.Millisecond):
-			kill("during the load")
-		}
-	}
-	if running {
-		simErr = <-simDone
-	}
+	killAtRandom(simDone, crashKills, func(int) { kill() }) // during the load
+	<-simDone
 	t.Logf("gymsim: %s", strings.TrimSpace(simOut.String()))
 	require.GreaterOrEqual(t, kills, crashKills, "the load ended before %d kills; make it longer", crashKills)
 	// gymsim returns once every span was exported or given up: the job span
 	// has just arrived. Kill then, and again during the cuts and settle waves
 	// that follow it.
-	kill("right after the job span arrived")
+	kill()                             // right after the job span arrived
 	time.Sleep(500 * time.Millisecond) // a moment into the settle wave the job span started
-	kill("during the settle wave after the job span")
+	kill()                             // during the settle wave after the job span
 	v, _ := scrapeMetric(t, p.Metrics, "otelcol_processor_gym_attempt_links_missed")
 	linksMissed += v
 	require.NoError(t, col.stop(), "collector exit")
