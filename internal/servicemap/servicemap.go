@@ -204,9 +204,11 @@ func (m *Map) ObserveSpan(resource pcommon.Resource, span ptrace.Span) bool {
 // from a service to itself, is ignored. A server that is a host:port learned
 // for the run (see ObserveSpan) is replaced by its service (and a call to
 // the client's own address is then ignored). When the edge is new and MaxEdges are held,
-// it flushes first (file I/O on the caller's goroutine); if the flush fails
-// (or other goroutines keep filling the table, maxEarlyFlushes times) the
-// call is dropped, counted and logged (rate-limited).
+// it flushes first (file I/O on the caller's goroutine). When other
+// goroutines take the room each time (maxEarlyFlushes flushes in a row) the
+// edge is added all the same: each observer adds at most one edge past
+// MaxEdges before the next flush. Only when a flush fails is the call
+// dropped, counted and logged (rate-limited).
 func (m *Map) Observe(e Edge) {
 	m.mu.Lock()
 	if m.observeLocked(e, false) {
@@ -232,7 +234,7 @@ func (m *Map) Observe(e Edge) {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.observeLocked(e, false) {
+	if m.observeLocked(e, ferr == nil) { // the flushes worked: others took the room
 		return
 	}
 	m.stats.Dropped++
