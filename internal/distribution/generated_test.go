@@ -113,6 +113,7 @@ type manifest struct {
 	Receivers  []manifestModule `yaml:"receivers"`
 	Processors []manifestModule `yaml:"processors"`
 	Exporters  []manifestModule `yaml:"exporters"`
+	Connectors []manifestModule `yaml:"connectors"`
 	Extensions []manifestModule `yaml:"extensions"`
 	Providers  []manifestModule `yaml:"providers"`
 }
@@ -130,7 +131,7 @@ func TestManifestVersionsAreTheModuleVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var all []manifestModule
-	for _, group := range [][]manifestModule{m.Receivers, m.Processors, m.Exporters, m.Extensions, m.Providers} {
+	for _, group := range [][]manifestModule{m.Receivers, m.Processors, m.Exporters, m.Connectors, m.Extensions, m.Providers} {
 		all = append(all, group...)
 	}
 	wantVersion := map[string]string{}
