@@ -161,13 +161,27 @@ type scaleOutput struct {
 	lines    int                // the run's lines in spans.jsonl
 }
 
+// scaleSpan is the part of a gymspans line the comparison reads (decoding
+// no more keeps the test fast under -race).
+type scaleSpan struct {
+	TraceID      string    `json:"trace_id"`
+	SpanID       string    `json:"span_id"`
+	ParentSpanID string    `json:"parent_span_id"`
+	Links        []outLink `json:"links"`
+	Resource     struct {
+		Attributes struct {
+			Run string `json:"nemo.run.id"`
+		} `json:"attributes"`
+	} `json:"resource"`
+}
+
 // readScaleOutput reads run's part of a capture dir whose combined file
 // (and its backups) holds combined.
-func readScaleOutput(t *testing.T, dir, run string, combined []outSpan) scaleOutput {
+func readScaleOutput(t *testing.T, dir, run string, combined []scaleSpan) scaleOutput {
 	t.Helper()
 	out := scaleOutput{spans: map[string]string{}, files: map[string]string{}, calls: map[string]uint64{}, errors: map[string]float64{}, cutLinks: map[string]string{}}
 	for _, s := range combined {
-		if s.Resource.Attributes["nemo.run.id"] == run {
+		if s.Resource.Attributes.Run == run {
 			key := s.TraceID + " parent " + s.ParentSpanID
 			for _, l := range s.Links {
 				tid, sid := l.ids()
@@ -188,7 +202,7 @@ func readScaleOutput(t *testing.T, dir, run string, combined []outSpan) scaleOut
 	files, err := filepath.Glob(filepath.Join(dir, run+".*.spans.jsonl"))
 	require.NoError(t, err)
 	for _, f := range files {
-		for _, s := range readJSONLines[outSpan](t, f) {
+		for _, s := range readJSONLines[scaleSpan](t, f) {
 			_, twice := out.files[s.SpanID]
 			assert.False(t, twice, "span %s twice in the rollout files", s.SpanID)
 			out.files[s.SpanID] = filepath.Base(f) + " " + s.TraceID
@@ -314,6 +328,7 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 		victim.start()
 	})
 	<-simDone
+	loaded := time.Now()
 	for _, run := range scaleRuns {
 		out, err := waits[run]()
 		t.Logf("gymsim %s: %s", run, out)
@@ -358,6 +373,7 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 	assert.Contains(t, deltas, float64(runless), "the %d run-less spans of %d traces each went to one gateway: %v", runless, runless, deltas)
 	agentAccepted, agentSent := agentMetric(metricAccepted), agentMetric(metricSent)
 
+	drained := time.Now()
 	for _, g := range pool {
 		dupsDropped += g.metric(metricGymDuplicates)
 		require.NoError(t, g.col.stop(), "pool gateway exit")
@@ -365,8 +381,9 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 	require.NoError(t, ref.col.stop(), "reference gateway exit")
 	require.NoError(t, agent.stop(), "agent exit")
 
-	pooled, reference := combinedSpans(t, shared), combinedSpans(t, refDir)
-	spans, rollouts, undercounted, cutLinksApart := 0, 0, 0, 0
+	stopped := time.Now()
+	pooled, reference := combinedLines[scaleSpan](t, shared), combinedLines[scaleSpan](t, refDir)
+	spans, rollouts, errorCountsApart, cutLinksApart := 0, 0, 0, 0
 	for _, run := range scaleRuns {
 		t.Run(run, func(t *testing.T) {
 			got, want := readScaleOutput(t, shared, run, pooled), readScaleOutput(t, refDir, run, reference)
@@ -393,14 +410,12 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 			assert.Equal(t, want.rollouts, got.rollouts, "the same rollouts.jsonl lines (but error_count)")
 			// error_count counts the rollout's ERROR spans this exporter
 			// process consumed up to its root (gymspans' count table is per
-			// process): a rollout whose error spans reached the gateway's
-			// life before a kill and whose root reached the next is
-			// undercounted. Never more than the reference; the undercounts
-			// are reported.
+			// process; spans after the root are not reflected): a kill, or
+			// an error span reaching one gateway after the root and the
+			// other before it, sets the two apart. Counted, not compared.
 			for id, n := range want.errors {
-				assert.LessOrEqual(t, got.errors[id], n, "error_count of %s", id)
-				if got.errors[id] < n {
-					undercounted++
+				if got.errors[id] != n {
+					errorCountsApart++
 				}
 			}
 			assert.Equal(t, want.calls, got.calls, "the same service-map calls")
@@ -411,8 +426,9 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("scale-out: %d spans and %d rollouts in 3 runs over 3 gateways (and %d run-less spans), %d kills of one gateway; agent: %.0f spans in, %.0f out, %.0f failed exports (%d spans) re-sent from its queue, at most %.0f spans queued; %.0f duplicates dropped by the gateways' gymspans; %d rollouts.jsonl lines whose error_count lost the errors of a killed life; %d cut roots linked as job in one output and parent in the other; %v",
-		spans, rollouts, runless, kills, agentAccepted, agentSent, failedExports, resent, queued, dupsDropped, undercounted, cutLinksApart, time.Since(started).Round(time.Second))
+	t.Logf("scale-out: %d spans and %d rollouts in 3 runs over 3 gateways (and %d run-less spans), %d kills of one gateway; agent: %.0f spans in, %.0f out, %.0f failed exports (%d spans) re-sent from its queue, at most %.0f spans queued; %.0f duplicates dropped by the gateways' gymspans; %d rollouts.jsonl lines with another error_count than the reference's; %d cut roots linked as job in one output and parent in the other; %v (start and load %v, drain %v, stop %v, compare %v)",
+		spans, rollouts, runless, kills, agentAccepted, agentSent, failedExports, resent, queued, dupsDropped, errorCountsApart, cutLinksApart, time.Since(started).Round(time.Second),
+		loaded.Sub(started).Round(time.Second), drained.Sub(loaded).Round(time.Second), stopped.Sub(drained).Round(time.Second), time.Since(stopped).Round(time.Second))
 }
 
 // sendRunless sends n spans, each its own trace, with no nemo.run.id, to the
