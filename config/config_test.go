@@ -20,7 +20,7 @@ func shippedConfigs(t *testing.T) map[string]map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"standalone.yaml", "forwarder.yaml", "gateway.yaml", "jaeger.yaml", "eval-submit.yaml"} {
+	for _, want := range []string{"standalone.yaml", "forwarder.yaml", "agent.yaml", "gateway.yaml", "jaeger.yaml", "eval-submit.yaml"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("config/%s is missing (design §2)", want)
 		}
@@ -69,8 +69,9 @@ func TestEveryPipelineStartsWithMemoryLimiter(t *testing.T) {
 }
 
 // loopback accepts 127.0.0.1:<port>, or an env reference whose default is
-// 127.0.0.1 (the user's explicit choice to widen it).
-var loopback = regexp.MustCompile(`^(127\.0\.0\.1|\$\{env:[A-Z_]+:-127\.0\.0\.1\}):\d+$`)
+// 127.0.0.1 (the user's explicit choice to widen it); the port may be an env
+// reference with a numeric default (several gateways on one machine).
+var loopback = regexp.MustCompile(`^(127\.0\.0\.1|\$\{env:[A-Z_]+:-127\.0\.0\.1\}):(\d+|\$\{env:[A-Z_]+:-\d+\})$`)
 
 // TestListenersBindLoopback: every receiver and extension endpoint, and the
 // internal metrics, listen on loopback unless the environment says otherwise.
@@ -105,17 +106,17 @@ func TestListenersBindLoopback(t *testing.T) {
 	}
 }
 
-// TestTracePipelinesRunGym: every shipped config but the forwarder runs gym
-// into gymspans; the forwarder runs neither (design §6).
+// TestTracePipelinesRunGym: every shipped config but the forwarder and the
+// agent runs gym into gymspans; those two run neither (design §6).
 func TestTracePipelinesRunGym(t *testing.T) {
 	for file, doc := range shippedConfigs(t) {
 		traces := mapAt(doc, "service", "pipelines", "traces")
 		procs, _ := traces["processors"].([]any)
 		exps, _ := traces["exporters"].([]any)
 		hasGym, hasSpans := slices.Contains(procs, any("gym")), slices.Contains(exps, any("gymspans"))
-		if file == "forwarder.yaml" {
+		if file == "forwarder.yaml" || file == "agent.yaml" {
 			if hasGym || hasSpans {
-				t.Errorf("%s: the forwarder must not run gym or gymspans", file)
+				t.Errorf("%s: the forwarder and the agent must not run gym or gymspans", file)
 			}
 			continue
 		}
@@ -153,4 +154,43 @@ func toStrings(v []any) []string {
 		out[i], _ = x.(string)
 	}
 	return out
+}
+
+// TestAgentRoutesByRun: agent.yaml sends traces, metrics and logs through
+// one load_balancing exporter that routes by nemo.run.id, whose own queue is
+// in file_storage and retries without end, while the per-gateway exporters
+// have neither queue nor retry (a failure comes back to the persistent
+// queue), and no pipeline batches (a batch of several runs that one gateway
+// refused would be retried whole, duplicating what the others took).
+func TestAgentRoutesByRun(t *testing.T) {
+	doc := shippedConfigs(t)["agent.yaml"]
+	lb := mapAt(doc, "exporters", "load_balancing/gateways")
+	if lb == nil {
+		t.Fatal("agent.yaml: no exporters.load_balancing/gateways")
+	}
+	if lb["routing_key"] != "attributes" || strings.Join(toStrings(lb["routing_attributes"].([]any)), ",") != "nemo.run.id" {
+		t.Errorf("agent.yaml routes by %v %v, want attributes [nemo.run.id]", lb["routing_key"], lb["routing_attributes"])
+	}
+	queue := mapAt(lb, "sending_queue")
+	if queue["enabled"] != true || queue["storage"] != "file_storage/queue" {
+		t.Errorf("agent.yaml: load balancer queue %v, want enabled in file_storage/queue", queue)
+	}
+	if _, batches := queue["batch"]; batches {
+		t.Error("agent.yaml: the load balancer's queue batches")
+	}
+	if retry := mapAt(lb, "retry_on_failure"); retry["enabled"] != true || retry["max_elapsed_time"] != 0 {
+		t.Errorf("agent.yaml: load balancer retry %v, want enabled without end", retry)
+	}
+	otlp := mapAt(lb, "protocol", "otlp")
+	if mapAt(otlp, "sending_queue")["enabled"] != false || mapAt(otlp, "retry_on_failure")["enabled"] != false {
+		t.Errorf("agent.yaml: per-gateway exporters must have no queue and no retry: %v", otlp)
+	}
+	for _, signal := range []string{"traces", "metrics", "logs"} {
+		p := mapAt(doc, "service", "pipelines", signal)
+		procs, _ := p["processors"].([]any)
+		exps, _ := p["exporters"].([]any)
+		if strings.Join(toStrings(procs), " ") != "memory_limiter" || strings.Join(toStrings(exps), " ") != "load_balancing/gateways" {
+			t.Errorf("agent.yaml %s pipeline: processors %v, exporters %v", signal, procs, exps)
+		}
+	}
 }

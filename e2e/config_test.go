@@ -78,6 +78,11 @@ func onFreePorts(t *testing.T, file string, p ports) string {
 		":13133", fmt.Sprintf(":%d", p.Health),
 		":13180", fmt.Sprintf(":%d", p.View),
 		"port: 8888", fmt.Sprintf("port: %d", p.Metrics),
+		// gateway.yaml's ports are env references with these defaults.
+		":-14317}", fmt.Sprintf(":-%d}", p.GRPC),
+		":-14318}", fmt.Sprintf(":-%d}", p.HTTP),
+		":-13133}", fmt.Sprintf(":-%d}", p.Health),
+		":-8888}", fmt.Sprintf(":-%d}", p.Metrics),
 	)
 	return writeFile(t, t.TempDir(), file, r.Replace(string(b)))
 }
@@ -91,7 +96,7 @@ func onFreePorts(t *testing.T, file string, p ports) string {
 // so an exit by the signal itself is retried twice; a collector that never
 // shuts down cleanly still fails every attempt.
 func TestShippedConfigsRun(t *testing.T) {
-	for _, file := range []string{"forwarder.yaml", "gateway.yaml", "jaeger.yaml"} {
+	for _, file := range []string{"forwarder.yaml", "agent.yaml", "gateway.yaml", "jaeger.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			for attempt := 1; ; attempt++ {
 				p := newPorts(t)

@@ -124,12 +124,19 @@ func runGymsim(t *testing.T, endpoint string, args ...string) (wait func() (stri
 // combinedSpans reads spans.jsonl and its rotated backups, oldest first.
 func combinedSpans(t *testing.T, captureDir string) []outSpan {
 	t.Helper()
+	return combinedLines[outSpan](t, captureDir)
+}
+
+// combinedLines reads spans.jsonl and its rotated backups, oldest first,
+// each line into a T.
+func combinedLines[T any](t *testing.T, captureDir string) []T {
+	t.Helper()
 	backups, err := filepath.Glob(filepath.Join(captureDir, "spans-*.jsonl"))
 	require.NoError(t, err)
 	sort.Strings(backups) // the time layout sorts
-	var out []outSpan
+	var out []T
 	for _, f := range append(backups, filepath.Join(captureDir, "spans.jsonl")) {
-		out = append(out, readJSONLines[outSpan](t, f)...)
+		out = append(out, readJSONLines[T](t, f)...)
 	}
 	return out
 }

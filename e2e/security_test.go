@@ -295,7 +295,7 @@ func isLoopbackHex(addr string) bool {
 // TestShippedListenersOnLoopback: started as shipped (ports rewritten), the
 // standalone, forwarder and gateway configs listen only on loopback (design §3).
 func TestShippedListenersOnLoopback(t *testing.T) {
-	for _, file := range []string{"standalone.yaml", "forwarder.yaml", "gateway.yaml"} {
+	for _, file := range []string{"standalone.yaml", "forwarder.yaml", "agent.yaml", "gateway.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			p := newPorts(t)
 			col := startCollector(t, p, shippedEnv(t, "http://127.0.0.1:9"), "--config", onFreePorts(t, file, p))
