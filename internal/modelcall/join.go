@@ -33,13 +33,25 @@ type Match struct {
 }
 
 // Join joins each capture line of one rollout to one of its model calls of
-// one kind. A capture line holds no span id: a line whose response id is a
-// call's nemo.gym.model_request.id joins that call; the others join, in
-// time order, the unjoined call they overlap most. With inOrder, when lines
-// and calls are left over in equal numbers (clocks apart), they join in
-// order: the viewer, which sees a whole rollout, does that; the processor,
-// which sees calls as they come, does not (a call still to come would lose
-// its line). The result has one Match per line, in the order of xs.
+// one kind. A capture line holds no span id:
+//  1. a line whose response id is a call's nemo.gym.model_request.id joins
+//     that call;
+//  2. the others join by time: of the pairs of an unjoined line and an
+//     unjoined call that overlap, the pair that overlaps most joins first
+//     (ties: the earlier line, then the earlier call), then the next, until
+//     none is left. A line and a call that both have ids, different ones,
+//     never join by time. Most-overlap-first makes the join the same
+//     whether it sees every call at once (the viewer) or the calls one by
+//     one as they come (the processor): a call that has come never takes
+//     the line of a concurrent call still to come while its own is there,
+//     and a caller's span that covers a retried call's attempts joins the
+//     attempt it covers most, the retry that answered;
+//  3. with inOrder, when lines and calls are left over in equal numbers
+//     (clocks apart), they join in order. The viewer, which sees a whole
+//     rollout, does that; the processor does not (a call still to come
+//     would lose its line).
+//
+// The result has one Match per line, in the order of xs.
 func Join(calls []Call, xs []Exchange, inOrder bool) []Match {
 	out := make([]Match, len(xs))
 	byRequestID := map[string]int{}
@@ -53,6 +65,10 @@ func Join(calls []Call, xs []Exchange, inOrder bool) []Match {
 		taken[i] = true
 		out[x] = Match{Call: i, How: how}
 	}
+	type pair struct {
+		x, call int
+		overlap int64
+	}
 	var rest []int
 	for x := range xs {
 		out[x] = Match{Call: -1}
@@ -62,28 +78,45 @@ func Join(calls []Call, xs []Exchange, inOrder bool) []Match {
 		}
 		rest = append(rest, x)
 	}
-	sort.SliceStable(rest, func(i, j int) bool { return xs[rest[i]].Start < xs[rest[j]].Start })
-	var left []int
+	var pairs []pair
 	for _, x := range rest {
-		bestI, bestOverlap := -1, int64(0)
 		for i, c := range calls {
-			if taken[i] {
+			if taken[i] || (c.RequestID != "" && xs[x].ResponseID != "") {
 				continue
 			}
-			if o := min(xs[x].End, c.End) - max(xs[x].Start, c.Start); o > bestOverlap {
-				bestI, bestOverlap = i, o
+			if o := min(xs[x].End, c.End) - max(xs[x].Start, c.Start); o > 0 {
+				pairs = append(pairs, pair{x, i, o})
 			}
 		}
-		if bestI < 0 {
-			left = append(left, x)
-			continue
+	}
+	sort.Slice(pairs, func(a, b int) bool {
+		pa, pb := pairs[a], pairs[b]
+		if pa.overlap != pb.overlap {
+			return pa.overlap > pb.overlap
 		}
-		join(x, bestI, ByTime)
+		if xa, xb := xs[pa.x].Start, xs[pb.x].Start; xa != xb {
+			return xa < xb
+		}
+		if pa.x != pb.x {
+			return pa.x < pb.x
+		}
+		return pa.call < pb.call
+	})
+	for _, p := range pairs {
+		if out[p.x].Call < 0 && !taken[p.call] {
+			join(p.x, p.call, ByTime)
+		}
 	}
 	if !inOrder {
 		return out
 	}
-	var free []int
+	var left, free []int
+	for _, x := range rest {
+		if out[x].Call < 0 {
+			left = append(left, x)
+		}
+	}
+	sort.SliceStable(left, func(a, b int) bool { return xs[left[a]].Start < xs[left[b]].Start })
 	for i := range calls {
 		if !taken[i] {
 			free = append(free, i)
