@@ -24,6 +24,10 @@ type Kind int
 // instrumented; the caller's CLIENT span otherwise.
 const (
 	NotModelCall Kind = iota
+	// Upstream is a model server's own CLIENT call to its LLM: a model
+	// call of the same exchange as the agent's CLIENT span to the model
+	// server, kept apart so the two do not compete for one capture line.
+	Upstream
 	Client
 	Server
 	Managed
@@ -56,8 +60,11 @@ func KindOf(s Span) Kind {
 		hasRoute(s.URLPath, s.HTTPTarget, s.HTTPRoute, s.Name):
 		return Server
 	case s.Kind == "CLIENT" && hasRoute(urlPath(s.URLFull), urlPath(s.HTTPURL)):
-		// An agent's call to its own /v1/responses is not a model call.
-		if s.CalleeType != gymconv.ServerTypeAgent {
+		switch {
+		case s.ServerType == gymconv.ServerTypeModel:
+			return Upstream
+		case s.CalleeType != gymconv.ServerTypeAgent:
+			// An agent's call to its own /v1/responses is not a model call.
 			return Client
 		}
 	}
