@@ -5,10 +5,10 @@ package main
 
 import (
 	"crypto/rand"
-	mathrand "math/rand/v2"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 

@@ -160,7 +160,7 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 	var category *string
 	resp := map[string]any{"id": respID, "object": "response", "status": "completed",
 		"output": []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "ok"}}}},
-		"model": g.cfg.modelName, "usage": simUsage()}
+		"model":  g.cfg.modelName, "usage": simUsage()}
 	if req.Fail {
 		status = http.StatusInternalServerError
 		err = &simError{typ: "openai.InternalServerError", msg: "Error code: 500 - upstream model failed"}
