@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
 	conventions "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
