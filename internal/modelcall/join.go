@@ -20,6 +20,12 @@ type Exchange struct {
 	Start, End int64
 }
 
+// capturePrecision is the precision of a capture line's times (Gym's
+// time.time(), written with microseconds): a line's window is widened by it
+// on each side, so that a call of a few microseconds that the rounding put
+// just outside its line still overlaps it.
+const capturePrecision = 1000 // ns
+
 // How a capture line was joined.
 const (
 	ByResponseID = "response_id"
@@ -36,7 +42,8 @@ type Match struct {
 // one kind. A capture line holds no span id:
 //  1. a line whose response id is a call's nemo.gym.model_request.id joins
 //     that call;
-//  2. the others join by time: of the pairs of an unjoined line and an
+//  2. the others join by time (a line's window widened by its precision,
+//     capturePrecision): of the pairs of an unjoined line and an
 //     unjoined call that overlap, the pair that overlaps most joins first
 //     (ties: the earlier line, then the earlier call), then the next, until
 //     none is left. A line and a call that both have ids, different ones,
@@ -84,7 +91,7 @@ func Join(calls []Call, xs []Exchange, inOrder bool) []Match {
 			if taken[i] || (c.RequestID != "" && xs[x].ResponseID != "") {
 				continue
 			}
-			if o := min(xs[x].End, c.End) - max(xs[x].Start, c.Start); o > 0 {
+			if o := min(xs[x].End+capturePrecision, c.End) - max(xs[x].Start-capturePrecision, c.Start); o > 0 {
 				pairs = append(pairs, pair{x, i, o})
 			}
 		}
