@@ -33,6 +33,7 @@ func markModelCalls(spans []*viewSpan) []*viewSpan {
 			Name: s.Name, Kind: s.Kind, ServerType: s.serverType,
 			URLPath: str(s.attrs.URLPath), HTTPTarget: str(s.attrs.HTTPTarget), HTTPRoute: str(s.attrs.HTTPRoute),
 			URLFull: str(s.attrs.URLFull), HTTPURL: str(s.attrs.HTTPURL), CalleeType: callee,
+			Service: s.Service, PeerService: str(s.attrs.PeerService),
 		})
 		best = max(best, kinds[i])
 	}

@@ -103,3 +103,24 @@ func TestParseLineBoundsAndDialects(t *testing.T) {
 	cut := Bound(string(make([]byte, MaxString-1)) + "é")
 	assert.Len(t, cut, MaxString-1, "a rune is not split")
 }
+
+func TestKindOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		span Span
+		want Kind
+	}{
+		{"gym.model.*", Span{Name: "gym.model.responses"}, Managed},
+		{"model SERVER", Span{Name: "POST", Kind: "SERVER", ServerType: "responses_api_models", URLPath: "/ng-rollout/0-0/v1/responses"}, Server},
+		{"SERVER of another server", Span{Name: "POST", Kind: "SERVER", ServerType: "resources_servers", URLPath: "/ng-rollout/0-0/v1/responses"}, NotModelCall},
+		{"agent CLIENT to the model", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://m/ng-rollout/0-0/v1/responses"}, Client},
+		{"agent CLIENT to itself", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://a/ng-rollout/0-0/v1/responses", CalleeType: "responses_api_agents"}, NotModelCall},
+		{"model server CLIENT to its LLM", Span{Kind: "CLIENT", ServerType: "responses_api_models", URLFull: "http://llm/v1/chat/completions"}, Upstream},
+		{"untyped CLIENT with the prefix", Span{Kind: "CLIENT", HTTPURL: "http://m/ng-rollout/0-0/v1/responses"}, Client},
+		{"untyped CLIENT without it: the LLM call", Span{Kind: "CLIENT", HTTPURL: "http://llm/v1/responses"}, Upstream},
+		{"untyped agent CLIENT to itself", Span{Kind: "CLIENT", URLFull: "http://a/ng-rollout/0-0/v1/responses", Service: "g/agent", PeerService: "g/agent"}, NotModelCall},
+		{"CLIENT elsewhere", Span{Kind: "CLIENT", URLFull: "http://r/ng-rollout/0-0/verify"}, NotModelCall},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, KindOf(tc.span)) })
+	}
+}

@@ -27,6 +27,10 @@ const (
 	// Upstream is a model server's own CLIENT call to its LLM: a model
 	// call of the same exchange as the agent's CLIENT span to the model
 	// server, kept apart so the two do not compete for one capture line.
+	// It is told by its process (nemo.gym.server.type) or, for senders
+	// without it (generic OpenTelemetry instrumentation), by its URL: Gym
+	// routes a rollout's calls to its model server through
+	// /ng-rollout/<id>/, and the model server's call to its LLM never.
 	Upstream
 	Client
 	Server
@@ -49,6 +53,8 @@ type Span struct {
 	// CalleeType is the server type of the service the CLIENT span called:
 	// its SERVER child's, else peer.service's; "" when unknown.
 	CalleeType string
+	// Service is the span's service; PeerService its peer.service.
+	Service, PeerService string
 }
 
 // KindOf says which kind of model-call span s is.
@@ -61,10 +67,12 @@ func KindOf(s Span) Kind {
 		return Server
 	case s.Kind == "CLIENT" && hasRoute(urlPath(s.URLFull), urlPath(s.HTTPURL)):
 		switch {
-		case s.ServerType == gymconv.ServerTypeModel:
+		case s.ServerType == gymconv.ServerTypeModel,
+			s.ServerType == "" && !hasRolloutPrefix(urlPath(s.URLFull), urlPath(s.HTTPURL)):
 			return Upstream
-		case s.CalleeType != gymconv.ServerTypeAgent:
-			// An agent's call to its own /v1/responses is not a model call.
+		case s.CalleeType != gymconv.ServerTypeAgent && (s.PeerService == "" || s.PeerService != s.Service):
+			// An agent's call to its own /v1/responses is not a model call:
+			// its callee is an agent, or (no server types) its own service.
 			return Client
 		}
 	}
@@ -91,4 +99,14 @@ func urlPath(s string) string {
 		return ""
 	}
 	return u.Path
+}
+
+// hasRolloutPrefix reports whether a path has Gym's /ng-rollout/ segment.
+func hasRolloutPrefix(paths ...string) bool {
+	for _, p := range paths {
+		if strings.Contains(p, "/"+gymconv.URLPrefix+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -31,7 +31,7 @@ func (t serviceTypes) learn(service, serverType string) {
 
 // kindOf says which kind of model call span is (modelcall.KindOf, the
 // viewer's rule).
-func (t serviceTypes) kindOf(span ptrace.Span, serverType string) modelcall.Kind {
+func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) modelcall.Kind {
 	attrs := span.Attributes()
 	get := func(k string) string {
 		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
@@ -50,6 +50,7 @@ func (t serviceTypes) kindOf(span ptrace.Span, serverType string) modelcall.Kind
 		Name: span.Name(), Kind: kind, ServerType: serverType,
 		URLPath: get("url.path"), HTTPTarget: get("http.target"), HTTPRoute: get("http.route"),
 		URLFull: get("url.full"), HTTPURL: get("http.url"), CalleeType: t[get("peer.service")],
+		Service: service, PeerService: get("peer.service"),
 	})
 }
 

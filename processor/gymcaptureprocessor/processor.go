@@ -117,10 +117,11 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	var touched []*rolloutState
 	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
 		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
-		p.services.learn(gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes), serverType)
+		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
+		p.services.learn(service, serverType)
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
-				r, kind := p.wants(span, serverType, &c)
+				r, kind := p.wants(span, service, serverType, &c)
 				if r == nil {
 					return false
 				}
@@ -190,8 +191,8 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 // wants is the rollout whose capture a span is to be joined with, and the
 // span's kind; nil for a span that is no model call, already joined (an
 // earlier gymcapture, a replay), or in no rollout that may name a file.
-func (p *captureProcessor) wants(span ptrace.Span, serverType string, c *counts) (*rolloutState, modelcall.Kind) {
-	kind := p.services.kindOf(span, serverType)
+func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, c *counts) (*rolloutState, modelcall.Kind) {
+	kind := p.services.kindOf(span, service, serverType)
 	if kind == modelcall.NotModelCall {
 		return nil, kind
 	}
