@@ -147,3 +147,21 @@ func TestRolloutBound(t *testing.T) {
 	require.NoError(t, h.p.Shutdown(context.Background()))
 	assert.Equal(t, 3, h.sink.SpanCount())
 }
+
+// A capture file replaced under its name is read from its start, and the
+// old file's lines are forgotten.
+func TestReplacedCaptureFile(t *testing.T) {
+	h := newHarness(t, nil)
+	path := filepath.Join(h.dir, "0-0.capture.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(captureJSON(5, 6, 1)+"\n"+captureJSON(7, 8, 2)+"\n"), 0o640))
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 1, 5, 6)))
+	require.Len(t, h.p.rollouts["0-0"].lines, 2)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, []byte(captureJSON(0.1, 0.9, 9)+"\n"), 0o640))
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 2, 0, 1)))
+	require.Equal(t, 2, h.sink.SpanCount())
+	n, ok := inputTokens(t, h.sink.AllTraces()[1])
+	assert.True(t, ok)
+	assert.Equal(t, int64(9), n)
+	assert.Len(t, h.p.rollouts["0-0"].lines, 1)
+}

@@ -36,14 +36,19 @@ type rolloutState struct {
 	id       string
 	file     string // <id>.capture.jsonl, id checked by gymconv.SafeFileID
 	tail     captureTail
-	lines    []*captureLine
+	lines    []*captureLine // of file number linesOf of tail
+	linesOf  int
 	waiting  [modelcall.Kinds][]*waitingSpan
 	nWaiting int
 	recent   *list.Element // in the processor's LRU of rollouts
 }
 
-// add keeps a line read from the file; past maxLines it is refused.
+// add keeps a line read from the file; past maxLines it is refused. The
+// lines of a file the name no longer holds are forgotten first.
 func (r *rolloutState) add(l modelcall.Line, maxLines int) bool {
+	if r.linesOf != r.tail.file {
+		r.lines, r.linesOf = nil, r.tail.file
+	}
 	if len(r.lines) >= maxLines {
 		return false
 	}

@@ -20,6 +20,9 @@ type captureTail struct {
 	partial  []byte
 	skipping bool // inside a line longer than maxLine: dropped up to its newline
 	dev, ino uint64
+	// file counts the files followed under the name: it grows when the
+	// file is replaced or cut, and the lines read before are another file's.
+	file int
 }
 
 // errNotRegular is a capture file that is not a regular file (a FIFO, a
@@ -48,7 +51,7 @@ func (t *captureTail) read(dirfd int, name string, maxLine int, buf []byte, each
 		return 0, fmt.Errorf("capture file %q: %w", name, errNotRegular)
 	}
 	if uint64(st.Dev) != t.dev || st.Ino != t.ino || st.Size < t.offset {
-		*t = captureTail{dev: uint64(st.Dev), ino: st.Ino}
+		*t = captureTail{dev: uint64(st.Dev), ino: st.Ino, file: t.file + 1}
 	}
 	oversized := 0
 	for t.offset < st.Size {
