@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
 )
 
 const scopeName = "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
@@ -53,6 +55,14 @@ type counts struct {
 	lines                    [numLineResults]int64
 	captureErrors            int64
 	waiting                  int64
+}
+
+func (c *counts) countJoined(how string) {
+	if how == modelcall.ByResponseID {
+		c.joinedByID++
+	} else {
+		c.joinedByTime++
+	}
 }
 
 type telemetry struct {

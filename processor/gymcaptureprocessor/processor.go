@@ -114,7 +114,7 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	var c counts
 	p.mu.Lock()
 	now := p.clock.Now()
-	var touched []*rolloutState
+	var out []joined
 	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
 		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
 		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
@@ -122,11 +122,8 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
 				r, kind := p.wants(span, service, serverType, &c)
-				if r == nil {
+				if r == nil || p.joinNow(r, kind, span, &c, &out) {
 					return false
-				}
-				if !contains(touched, r) {
-					touched = append(touched, r)
 				}
 				p.hold(r, kind, rs, ss, span, now)
 				return true
@@ -135,11 +132,6 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		})
 		return rs.ScopeSpans().Len() == 0
 	})
-	var out []joined
-	for _, r := range touched {
-		p.read(r, &c)
-		out = r.join(out)
-	}
 	p.release(out, td, &c)
 	p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
 	for p.queue.Len() > p.cfg.MaxWaitingSpans {
@@ -229,6 +221,20 @@ func (p *captureProcessor) rollout(id string) *rolloutState {
 	return r
 }
 
+// joinNow joins span, still in its batch, to its capture line, after
+// reading what the file got since the last read. The span is annotated in
+// place (no copy); waiting spans the new lines placed go to out.
+func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) bool {
+	p.read(r, c)
+	l, how := r.joinOne(kind, call(span), out)
+	if l == nil {
+		return false
+	}
+	annotate(span.Attributes(), &l.line)
+	c.countJoined(how)
+	return true
+}
+
 // hold moves span out of its batch into a traces of its own, to wait.
 func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) {
 	td := ptrace.NewTraces()
@@ -248,7 +254,7 @@ func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.
 
 // read takes the lines Gym appended to r's capture file since the last read.
 func (p *captureProcessor) read(r *rolloutState, c *counts) {
-	if !p.openDir() {
+	if !p.openDir() || !r.tail.grown(p.dirfd, r.file) {
 		return
 	}
 	oversized, err := r.tail.read(p.dirfd, r.file, p.cfg.MaxLineBytes, p.buf, func(line []byte) {
@@ -297,11 +303,7 @@ func (p *captureProcessor) logRateLimited(msg string, err error) {
 func (p *captureProcessor) release(out []joined, td ptrace.Traces, c *counts) {
 	for _, j := range out {
 		annotate(j.w.span.Attributes(), &j.l.line)
-		if j.how == modelcall.ByResponseID {
-			c.joinedByID++
-		} else {
-			c.joinedByTime++
-		}
+		c.countJoined(j.how)
 		p.queue.Remove(j.w.queued)
 		j.w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	}
@@ -327,13 +329,4 @@ func stringAttr(m pcommon.Map, k string) string {
 		return v.Str()
 	}
 	return ""
-}
-
-func contains(rs []*rolloutState, r *rolloutState) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }

@@ -63,6 +63,68 @@ type joined struct {
 	how string
 }
 
+// joinOne joins a call that is not waiting, together with the waiting
+// calls of its kind, to the lines not yet joined to that kind: the line the
+// call got (nil: none) and how; the waiting spans joined go to out, taken
+// out of waiting.
+func (r *rolloutState) joinOne(k modelcall.Kind, c modelcall.Call, out *[]joined) (*captureLine, string) {
+	free, xs := r.free(k)
+	if len(free) == 0 {
+		return nil, ""
+	}
+	ws := r.waiting[k]
+	calls := make([]modelcall.Call, len(ws)+1)
+	for i, w := range ws {
+		calls[i] = w.call
+	}
+	calls[len(ws)] = c
+	var got *captureLine
+	how := ""
+	placed := make([]bool, len(ws))
+	for i, m := range modelcall.Join(calls, xs, false) {
+		switch {
+		case m.Call < 0:
+			continue
+		case m.Call == len(ws):
+			got, how = free[i], m.How
+		default:
+			placed[m.Call] = true
+			*out = append(*out, joined{w: ws[m.Call], l: free[i], how: m.How})
+		}
+		free[i].taken[k] = true
+	}
+	r.keepWaiting(k, placed)
+	return got, how
+}
+
+// free are the lines not yet joined to a span of kind k, and their
+// exchanges.
+func (r *rolloutState) free(k modelcall.Kind) ([]*captureLine, []modelcall.Exchange) {
+	var free []*captureLine
+	var xs []modelcall.Exchange
+	for _, l := range r.lines {
+		if !l.taken[k] {
+			free = append(free, l)
+			xs = append(xs, l.line.Exchange())
+		}
+	}
+	return free, xs
+}
+
+// keepWaiting keeps the waiting spans of kind k not placed.
+func (r *rolloutState) keepWaiting(k modelcall.Kind, placed []bool) {
+	ws := r.waiting[k]
+	kept := ws[:0]
+	for i, w := range ws {
+		if !placed[i] {
+			kept = append(kept, w)
+		}
+	}
+	clear(ws[len(kept):])
+	r.waiting[k] = kept
+	r.nWaiting -= len(ws) - len(kept)
+}
+
 // join joins the rollout's waiting spans of each kind to its lines not yet
 // joined to a span of that kind (modelcall.Join, without the in-order
 // fallback: calls come one by one) and takes the joined spans out of
@@ -73,14 +135,7 @@ func (r *rolloutState) join(out []joined) []joined {
 		if len(ws) == 0 {
 			continue
 		}
-		var free []*captureLine
-		var xs []modelcall.Exchange
-		for _, l := range r.lines {
-			if !l.taken[k] {
-				free = append(free, l)
-				xs = append(xs, l.line.Exchange())
-			}
-		}
+		free, xs := r.free(modelcall.Kind(k))
 		if len(free) == 0 {
 			continue
 		}
@@ -88,23 +143,15 @@ func (r *rolloutState) join(out []joined) []joined {
 		for i, w := range ws {
 			calls[i] = w.call
 		}
-		got := make([]bool, len(ws))
+		placed := make([]bool, len(ws))
 		for i, m := range modelcall.Join(calls, xs, false) {
 			if m.Call >= 0 {
 				free[i].taken[k] = true
-				got[m.Call] = true
+				placed[m.Call] = true
 				out = append(out, joined{w: ws[m.Call], l: free[i], how: m.How})
 			}
 		}
-		kept := ws[:0]
-		for i, w := range ws {
-			if !got[i] {
-				kept = append(kept, w)
-			}
-		}
-		clear(ws[len(kept):])
-		r.waiting[k] = kept
-		r.nWaiting -= len(ws) - len(kept)
+		r.keepWaiting(modelcall.Kind(k), placed)
 	}
 	return out
 }

@@ -68,6 +68,21 @@ func (t *captureTail) read(dirfd int, name string, maxLine int, buf []byte, each
 	return oversized, nil
 }
 
+// grown reports whether the file under name may hold lines not read yet:
+// one fstatat, without following a symlink, so that a file that did not
+// change is not opened. A symlink or a missing file has not grown (read
+// refuses the one and skips the other).
+func (t *captureTail) grown(dirfd int, name string) bool {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return t.ino == 0 // read once, to refuse and count it
+	}
+	return uint64(st.Dev) != t.dev || st.Ino != t.ino || st.Size != t.offset
+}
+
 // split hands each whole line of chunk (with what partial held) to each.
 func (t *captureTail) split(chunk []byte, maxLine int, each func([]byte)) int {
 	oversized := 0
