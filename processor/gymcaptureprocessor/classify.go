@@ -4,6 +4,8 @@
 package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -32,19 +34,23 @@ func (t serviceTypes) learn(service, serverType string) {
 // kindOf says which kind of model call span is (modelcall.KindOf, the
 // viewer's rule).
 func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) modelcall.Kind {
-	attrs := span.Attributes()
-	get := func(k string) string {
-		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
-			return v.Str()
-		}
-		return ""
-	}
 	kind := ""
 	switch span.Kind() {
 	case ptrace.SpanKindServer:
 		kind = "SERVER"
 	case ptrace.SpanKindClient:
 		kind = "CLIENT"
+	default:
+		if !strings.HasPrefix(span.Name(), "gym.model.") {
+			return modelcall.NotModelCall // most spans: no attribute looked up
+		}
+	}
+	attrs := span.Attributes()
+	get := func(k string) string {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+			return v.Str()
+		}
+		return ""
 	}
 	return modelcall.KindOf(modelcall.Span{
 		Name: span.Name(), Kind: kind, ServerType: serverType,

@@ -14,8 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -153,3 +155,10 @@ func canonical(tds []ptrace.Traces) ptrace.Traces {
 	}
 	return out
 }
+
+func processortestSettings() processor.Settings { return processortest.NewNopSettings(componentType) }
+
+type nopTraces struct{}
+
+func (nopTraces) Capabilities() consumer.Capabilities                { return consumer.Capabilities{} }
+func (nopTraces) ConsumeTraces(context.Context, ptrace.Traces) error { return nil }

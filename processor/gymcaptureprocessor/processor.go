@@ -47,6 +47,9 @@ type captureProcessor struct {
 	services serviceTypes
 	buf      []byte
 	lastLog  time.Time
+	// round counts the calls (batches, polls): a rollout's file is looked
+	// at once per round however many of its spans the round has.
+	round uint64
 
 	stop, done chan struct{}
 }
@@ -113,6 +116,7 @@ func (p *captureProcessor) run() {
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
 	p.mu.Lock()
+	p.round++
 	now := p.clock.Now()
 	var out []joined
 	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
@@ -153,6 +157,7 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	var c counts
 	td := ptrace.NewTraces()
 	p.mu.Lock()
+	p.round++
 	now := p.clock.Now()
 	var out []joined
 	seen := map[*rolloutState]bool{}
@@ -254,7 +259,11 @@ func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.
 
 // read takes the lines Gym appended to r's capture file since the last read.
 func (p *captureProcessor) read(r *rolloutState, c *counts) {
-	if !p.openDir() || !r.tail.grown(p.dirfd, r.file) {
+	if r.readRound == p.round || !p.openDir() {
+		return
+	}
+	r.readRound = p.round
+	if !r.tail.grown(p.dirfd, r.file) {
 		return
 	}
 	oversized, err := r.tail.read(p.dirfd, r.file, p.cfg.MaxLineBytes, p.buf, func(line []byte) {

@@ -40,7 +40,9 @@ type rolloutState struct {
 	linesOf  int
 	waiting  [modelcall.Kinds][]*waitingSpan
 	nWaiting int
-	recent   *list.Element // in the processor's LRU of rollouts
+	// readRound is the processor's round that last looked at the file.
+	readRound uint64
+	recent    *list.Element // in the processor's LRU of rollouts
 }
 
 // add keeps a line read from the file; past maxLines it is refused. The
