@@ -6,6 +6,7 @@ package modelcall
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -63,33 +64,44 @@ func (l *Line) ErrorType() string {
 	return ""
 }
 
+// rawLine is the part of a capture line that is read, decoded in one pass:
+// the bodies' other fields are skipped without being kept. A leaf of
+// another type than Gym writes is left unset (jsonStr, jsonNum); an object
+// or array of another type is skipped by encoding/json, which reports an
+// UnmarshalTypeError that ParseLine ignores.
 type rawLine struct {
-	ModelCallID   any `json:"model_call_id"`
-	Dialect       any `json:"dialect"`
-	ModelRef      any `json:"model_ref"`
-	StartedAt     any `json:"started_at"`
-	CompletedAt   any `json:"completed_at"`
-	LatencyMS     any `json:"latency_ms"`
-	LatencyTTFTMS any `json:"latency_ttft_ms"`
-	StatusCode    any `json:"status_code"`
-	ErrorCategory any `json:"error_category"`
-	// The bodies are looked into, not kept.
-	Request  json.RawMessage `json:"request"`
-	Response json.RawMessage `json:"response"`
-}
-
-type rawRequest struct {
-	Model any `json:"model"`
-}
-
-type rawResponse struct {
-	ID                any `json:"id"`
-	Model             any `json:"model"`
-	Status            any `json:"status"`
-	StopReason        any `json:"stop_reason"`
-	IncompleteDetails any `json:"incomplete_details"`
-	Choices           any `json:"choices"`
-	Usage             any `json:"usage"`
+	ModelCallID jsonStr `json:"model_call_id"`
+	Dialect     jsonStr `json:"dialect"`
+	ModelRef    struct {
+		Name jsonStr `json:"name"`
+	} `json:"model_ref"`
+	StartedAt     jsonNum `json:"started_at"`
+	CompletedAt   jsonNum `json:"completed_at"`
+	LatencyMS     jsonNum `json:"latency_ms"`
+	LatencyTTFTMS jsonNum `json:"latency_ttft_ms"`
+	StatusCode    jsonNum `json:"status_code"`
+	ErrorCategory jsonStr `json:"error_category"`
+	Request       struct {
+		Model jsonStr `json:"model"`
+	} `json:"request"`
+	Response struct {
+		ID                jsonStr `json:"id"`
+		Model             jsonStr `json:"model"`
+		Status            jsonStr `json:"status"`
+		StopReason        jsonStr `json:"stop_reason"`
+		IncompleteDetails struct {
+			Reason jsonStr `json:"reason"`
+		} `json:"incomplete_details"`
+		Choices []struct {
+			FinishReason jsonStr `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			InputTokens      jsonNum `json:"input_tokens"`
+			OutputTokens     jsonNum `json:"output_tokens"`
+			PromptTokens     jsonNum `json:"prompt_tokens"`
+			CompletionTokens jsonNum `json:"completion_tokens"`
+		} `json:"usage"`
+	} `json:"response"`
 }
 
 // ParseLine reads one capture line. A line that is not a JSON object is
@@ -97,77 +109,85 @@ type rawResponse struct {
 func ParseLine(line []byte) (Line, bool) {
 	var r rawLine
 	if err := json.Unmarshal(line, &r); err != nil {
-		return Line{}, false
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) || !isObject(line) {
+			return Line{}, false
+		}
 	}
+	resp := &r.Response
 	l := Line{
 		ModelCallID:   text(r.ModelCallID),
 		Dialect:       text(r.Dialect),
-		Model:         text(field(r.ModelRef, "name")),
+		Model:         text(r.ModelRef.Name),
 		Start:         unixSeconds(r.StartedAt),
 		End:           unixSeconds(r.CompletedAt),
 		LatencyMS:     finite(r.LatencyMS),
 		TTFTMS:        finite(r.LatencyTTFTMS),
 		ErrorCategory: text(r.ErrorCategory),
+		RequestModel:  text(r.Request.Model),
+		ResponseID:    text(resp.ID),
+		ResponseModel: text(resp.Model),
+		InputTokens:   tokens(resp.Usage.InputTokens, resp.Usage.PromptTokens),
+		OutputTokens:  tokens(resp.Usage.OutputTokens, resp.Usage.CompletionTokens),
 	}
 	if c := finite(r.StatusCode); c != nil && *c >= 0 && *c < 1000 {
 		l.StatusCode = int(*c)
 	}
-	if isObject(r.Request) {
-		var req rawRequest
-		_ = json.Unmarshal(r.Request, &req)
-		l.RequestModel = text(req.Model)
+	// The finish reasons: the chat choices' finish_reason, else the messages
+	// dialect's stop_reason, else the responses dialect's incomplete reason
+	// or status.
+	for _, c := range resp.Choices {
+		if s := text(c.FinishReason); s != "" && len(l.FinishReasons) < MaxFinishReasons {
+			l.FinishReasons = append(l.FinishReasons, s)
+		}
 	}
-	if isObject(r.Response) {
-		var resp rawResponse
-		_ = json.Unmarshal(r.Response, &resp)
-		l.ResponseID = text(resp.ID)
-		l.ResponseModel = text(resp.Model)
-		l.InputTokens = tokens(resp.Usage, "input_tokens", "prompt_tokens")
-		l.OutputTokens = tokens(resp.Usage, "output_tokens", "completion_tokens")
-		l.FinishReasons = finishReasons(&resp)
+	for _, s := range []string{text(resp.StopReason), text(resp.IncompleteDetails.Reason), text(resp.Status)} {
+		if len(l.FinishReasons) == 0 && s != "" {
+			l.FinishReasons = append(l.FinishReasons, s)
+		}
 	}
 	return l, true
 }
 
-// finishReasons are the chat choices' finish_reason, else the messages
-// dialect's stop_reason, else the responses dialect's incomplete reason or
-// status.
-func finishReasons(r *rawResponse) []string {
-	var out []string
-	if choices, ok := r.Choices.([]any); ok {
-		for _, c := range choices {
-			if s := text(field(c, "finish_reason")); s != "" && len(out) < MaxFinishReasons {
-				out = append(out, s)
-			}
-		}
-	}
-	for _, s := range []string{text(r.StopReason), text(field(r.IncompleteDetails, "reason")), text(r.Status)} {
-		if len(out) == 0 && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func isObject(b json.RawMessage) bool {
+func isObject(b []byte) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) > 0 && b[0] == '{'
 }
 
-func field(v any, key string) any {
-	if m, ok := v.(map[string]any); ok {
-		return m[key]
+// jsonStr is a JSON string leaf; any other JSON value leaves it unset.
+type jsonStr struct {
+	v  string
+	ok bool
+}
+
+func (s *jsonStr) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' && json.Unmarshal(b, &s.v) == nil {
+		s.ok = true
 	}
 	return nil
 }
 
-// text is v when it is a string, bounded; "" otherwise.
-func text(v any) string {
-	s, ok := v.(string)
-	if !ok {
+// jsonNum is a JSON number leaf; any other JSON value leaves it unset.
+type jsonNum struct {
+	v  float64
+	ok bool
+}
+
+func (n *jsonNum) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		if f, err := strconv.ParseFloat(string(b), 64); err == nil {
+			n.v, n.ok = f, true
+		}
+	}
+	return nil
+}
+
+// text is s bounded; "" when absent.
+func text(s jsonStr) string {
+	if !s.ok {
 		return ""
 	}
-	return Bound(s)
+	return Bound(s.v)
 }
 
 // Bound is s cut to at most MaxString bytes at a rune boundary, with invalid
@@ -186,30 +206,30 @@ func Bound(s string) string {
 	return s[:cut]
 }
 
-func tokens(usage any, names ...string) *int64 {
-	for _, n := range names {
-		if f, ok := field(usage, n).(float64); ok && f >= 0 && f <= math.MaxInt32*float64(1<<16) && f == math.Trunc(f) {
-			v := int64(f)
+// tokens is the first count present that is a whole number in range.
+func tokens(counts ...jsonNum) *int64 {
+	for _, f := range counts {
+		if f.ok && f.v >= 0 && f.v <= math.MaxInt32*float64(1<<16) && f.v == math.Trunc(f.v) {
+			v := int64(f.v)
 			return &v
 		}
 	}
 	return nil
 }
 
-func unixSeconds(v any) int64 {
-	s, ok := v.(float64)
-	if !ok || s <= 0 || math.IsNaN(s) || s > math.MaxInt64/1e9 {
+func unixSeconds(n jsonNum) int64 {
+	if !n.ok || n.v <= 0 || math.IsNaN(n.v) || n.v > math.MaxInt64/1e9 {
 		return 0
 	}
 	// Microseconds are what time.time() carries; rounding there keeps
 	// 1e9*s from inventing nanoseconds.
-	return int64(math.Round(s*1e6)) * 1000
+	return int64(math.Round(n.v*1e6)) * 1000
 }
 
-func finite(v any) *float64 {
-	f, ok := v.(float64)
-	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+func finite(n jsonNum) *float64 {
+	if !n.ok || math.IsNaN(n.v) || math.IsInf(n.v, 0) {
 		return nil
 	}
-	return &f
+	v := n.v
+	return &v
 }
