@@ -161,8 +161,14 @@ type jsonStr struct {
 }
 
 func (s *jsonStr) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' && json.Unmarshal(b, &s.v) == nil {
-		s.ok = true
+	switch {
+	case len(b) < 2 || b[0] != '"':
+	case bytes.IndexByte(b, '\\') < 0:
+		// No escape: the bytes between the quotes (invalid UTF-8 is
+		// replaced by Bound).
+		s.v, s.ok = string(b[1:len(b)-1]), true
+	default:
+		s.ok = json.Unmarshal(b, &s.v) == nil
 	}
 	return nil
 }
