@@ -37,10 +37,13 @@ type goldenCase struct {
 }
 
 var goldenCases = map[string]goldenCase{
-	"capture_before_span":            {leaveAtOnce: true, joined: 3, lines: map[string]int64{"kept": 1}},
+	"capture_before_span": {leaveAtOnce: true, joined: 3, lines: map[string]int64{"kept": 1}},
+	// The file exists (empty) when the spans come; the line is appended
+	// while they wait.
 	"capture_after_span_within_wait": {joined: 3, lines: map[string]int64{"kept": 1}},
-	"capture_never":                  {missed: 3},
-	"same_model_two_calls":           {leaveAtOnce: true, joined: 6, lines: map[string]int64{"kept": 2}},
+	// The rollout's capture file exists (empty) and the line never comes.
+	"capture_never":        {missed: 3},
+	"same_model_two_calls": {leaveAtOnce: true, joined: 6, lines: map[string]int64{"kept": 2}},
 	// Two attempts: each SERVER and gym.model.* span its own line; the
 	// agent's CLIENT span the attempt it covers most (the retry).
 	"retried_call": {leaveAtOnce: true, joined: 5, lines: map[string]int64{"kept": 2}},

@@ -32,10 +32,11 @@ const (
 	missedBound           // max_waiting_spans
 	missedShutdown        // the collector stopped
 	missedRollout         // no rollout id that may name a file
+	missedNoFile          // the rollout has no capture file: nothing to wait for
 	numMissed
 )
 
-var missedNames = [numMissed]string{"wait", "bound", "shutdown", "no_rollout"}
+var missedNames = [numMissed]string{"wait", "bound", "shutdown", "no_rollout", "no_capture_file"}
 
 // What became of a capture line read.
 const (
@@ -84,7 +85,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		return c
 	}
 	t.joined = counter(metricSpansJoined, "{spans}", "Model-call spans given their capture line's attributes, by how they were joined (how = response_id, time).")
-	t.missed = counter(metricSpansMissed, "{spans}", "Model-call spans that left without a capture line, by reason (wait, bound, shutdown, no_rollout).")
+	t.missed = counter(metricSpansMissed, "{spans}", "Model-call spans that left without a capture line, by reason (wait, bound, shutdown, no_rollout, no_capture_file).")
 	t.lines = counter(metricCaptureLines, "{lines}", "Capture lines read, by result (kept, malformed, oversized, over_bound).")
 	t.captureErrors = counter(metricCaptureErrors, "{errors}", "Capture files that could not be read (not a regular file, a symlink, an I/O error).")
 	t.downstreamFailed = counter(metricDownstreamFailed, "{spans}", "Spans released after their wait that the next consumer refused.")

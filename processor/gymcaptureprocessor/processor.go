@@ -129,6 +129,13 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 				if r == nil || p.joinNow(r, kind, span, &c, &out) {
 					return false
 				}
+				if !r.tail.exists {
+					// No capture file: Gym captures nothing for this
+					// rollout here (or not yet, which its export delay
+					// makes rare); nothing to wait for.
+					c.missed[missedNoFile]++
+					return false
+				}
 				p.hold(r, kind, rs, ss, span, now)
 				return true
 			})

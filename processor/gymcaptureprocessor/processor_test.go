@@ -111,6 +111,9 @@ func TestUnsafeRolloutPassesAtOnce(t *testing.T) {
 func TestWaitingBound(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxWaitingSpans = 2 })
 	for i := range 3 {
+		require.NoError(t, os.WriteFile(filepath.Join(h.dir, fmt.Sprintf("%d-0.capture.jsonl", i)), nil, 0o640))
+	}
+	for i := range 3 {
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan(fmt.Sprintf("%d-0", i), byte(i), 0, 1)))
 		h.clock.advance(time.Millisecond)
 	}
@@ -139,6 +142,9 @@ func TestJoinedSpanPasses(t *testing.T) {
 func TestRolloutBound(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxRollouts = 2 })
 	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(captureJSON(0.1, 0.9, 1)+"\n"), 0o640))
+	for _, id := range []string{"1-0", "2-0"} {
+		require.NoError(t, os.WriteFile(filepath.Join(h.dir, id+".capture.jsonl"), nil, 0o640))
+	}
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 0, 0, 1))) // joined at once
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("1-0", 1, 0, 1))) // waits
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("2-0", 2, 0, 1))) // waits
@@ -164,4 +170,14 @@ func TestReplacedCaptureFile(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, int64(9), n)
 	assert.Len(t, h.p.rollouts["0-0"].lines, 1)
+}
+
+// A rollout with no capture file has nothing to wait for: its model-call
+// spans leave with their batch, counted (Gym captures nothing for it here).
+func TestNoCaptureFileLeavesAtOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 1, 0, 1)))
+	assert.Equal(t, 1, h.sink.SpanCount())
+	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "no_capture_file"))
+	assert.Zero(t, h.p.queue.Len())
 }

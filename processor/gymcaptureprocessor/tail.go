@@ -23,6 +23,8 @@ type captureTail struct {
 	// file counts the files followed under the name: it grows when the
 	// file is replaced or cut, and the lines read before are another file's.
 	file int
+	// exists: the last look found a file under the name.
+	exists bool
 }
 
 // errNotRegular is a capture file that is not a regular file (a FIFO, a
@@ -53,6 +55,7 @@ func (t *captureTail) read(dirfd int, name string, maxLine int, buf []byte, each
 	if uint64(st.Dev) != t.dev || st.Ino != t.ino || st.Size < t.offset {
 		*t = captureTail{dev: uint64(st.Dev), ino: st.Ino, file: t.file + 1}
 	}
+	t.exists = true
 	oversized := 0
 	for t.offset < st.Size {
 		n, err := unix.Pread(fd, buf[:min(int64(len(buf)), st.Size-t.offset)], t.offset)
@@ -75,8 +78,10 @@ func (t *captureTail) read(dirfd int, name string, maxLine int, buf []byte, each
 func (t *captureTail) grown(dirfd int, name string) bool {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		t.exists = false
 		return false
 	}
+	t.exists = true
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return t.ino == 0 // read once, to refuse and count it
 	}
