@@ -33,6 +33,7 @@ require (
 	go.opentelemetry.io/collector/confmap/provider/fileprovider v1.67.0
 	go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.67.0
 	go.opentelemetry.io/collector/connector v0.161.0
+	go.opentelemetry.io/collector/connector/connectortest v0.161.0
 	go.opentelemetry.io/collector/consumer v1.67.0
 	go.opentelemetry.io/collector/consumer/consumererror v0.161.0
 	go.opentelemetry.io/collector/consumer/consumertest v0.161.0
@@ -316,7 +317,6 @@ require (
 	go.opentelemetry.io/collector/config/configtelemetry v0.161.0 // indirect
 	go.opentelemetry.io/collector/config/configtls v1.67.0 // indirect
 	go.opentelemetry.io/collector/confmap/xconfmap v0.161.0 // indirect
-	go.opentelemetry.io/collector/connector/connectortest v0.161.0 // indirect
 	go.opentelemetry.io/collector/connector/xconnector v0.161.0 // indirect
 	go.opentelemetry.io/collector/consumer/consumererror/xconsumererror v0.161.0 // indirect
 	go.opentelemetry.io/collector/consumer/xconsumer v0.161.0 // indirect

@@ -159,7 +159,7 @@ const (
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "C'": "Cprime", "D": "D"}
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "D": "D"}
 
 func splitList(s string) []string {
 	var out []string

@@ -178,6 +178,8 @@ var pipelineLabel = map[string]string{
 	"B":  "(otlp→groupbytrace→batch→file)",
 	"C":  "(otlp→memory_limiter→gym→gymspans console)",
 	"Cs": "(C with the gym journal in file_storage)",
+	"Cg": "(C with gymcapture, gymgenai, span_metrics)",
+	"Cj": "(C with gymcapture)",
 	"C'": "(…→gym→gymspans otlp_json, no combined)",
 	"D":  "(otlp→gym→otlp→sink)",
 }

@@ -126,6 +126,42 @@ func TestTracePipelinesRunGym(t *testing.T) {
 	}
 }
 
+// TestModelCallsBecomeGenAITelemetry: every config that runs gym runs
+// gymcapture right after it, on gymspans's capture dir, and feeds the
+// metrics pipeline from gymgenai and span_metrics (design §4.7); the
+// configs without gym (the forwarder, an agent in front of a gateway pool)
+// leave it to their gateway.
+func TestModelCallsBecomeGenAITelemetry(t *testing.T) {
+	for file, doc := range shippedConfigs(t) {
+		procs := toStrings(anySlice(mapAt(doc, "service", "pipelines", "traces")["processors"]))
+		i := slices.Index(procs, "gym")
+		if i < 0 {
+			if slices.Contains(procs, "gymcapture") {
+				t.Errorf("%s: gymcapture without gym before it", file)
+			}
+			continue
+		}
+		if i+1 >= len(procs) || procs[i+1] != "gymcapture" {
+			t.Errorf("%s: traces processors %v: want gymcapture right after gym", file, procs)
+		}
+		if got, want := mapAt(doc, "processors", "gymcapture")["capture_dir"], mapAt(doc, "exporters", "gymspans")["capture_dir"]; got != want {
+			t.Errorf("%s: gymcapture reads %v, gymspans writes %v", file, got, want)
+		}
+		exps := toStrings(anySlice(mapAt(doc, "service", "pipelines", "traces")["exporters"]))
+		recvs := toStrings(anySlice(mapAt(doc, "service", "pipelines", "metrics")["receivers"]))
+		for _, c := range []string{"gymgenai", "span_metrics"} {
+			if !slices.Contains(exps, c) || !slices.Contains(recvs, c) {
+				t.Errorf("%s: %s must be a traces exporter (%v) and a metrics receiver (%v)", file, c, exps, recvs)
+			}
+		}
+	}
+}
+
+func anySlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
 // TestEvalSubmitKeepsGymShape: eval-submit.yaml has the components Gym's
 // renderer writes, with gym after transform/identity and resource.
 func TestEvalSubmitKeepsGymShape(t *testing.T) {
@@ -143,7 +179,7 @@ func TestEvalSubmitKeepsGymShape(t *testing.T) {
 	}
 	procs, _ := mapAt(doc, "service", "pipelines", "traces")["processors"].([]any)
 	order := strings.Join(toStrings(procs), " ")
-	if order != "memory_limiter transform/identity resource gym batch" {
+	if order != "memory_limiter transform/identity resource gym gymcapture batch" {
 		t.Errorf("eval-submit.yaml traces processors = %q", order)
 	}
 }

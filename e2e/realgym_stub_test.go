@@ -88,7 +88,9 @@ func (m *stubModel) responses(w http.ResponseWriter, r *http.Request) {
 		"model": body.Model, "output": output, "status": "completed",
 		"parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 		"usage": map[string]any{
-			"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			// Token counts vary by call, so that a sum over spans or metrics
+			// that drops or doubles a call differs from the captures' sum.
+			"input_tokens": 10 + n%7, "output_tokens": 5 + n%3, "total_tokens": 15 + n%7 + n%3,
 			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		},
 	})

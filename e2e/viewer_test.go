@@ -346,6 +346,11 @@ func TestViewer(t *testing.T) {
 		}
 	})
 
+	t.Run("model calls show their tokens, the run page the run's", func(t *testing.T) {
+		b.t = t
+		checkViewerTokens(t, b, dir, sortedKeys(all))
+	})
+
 	t.Run("clicking a model call shows its capture exchange", func(t *testing.T) {
 		b.t = t
 		checked := 0

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -76,4 +77,18 @@ func newModelCallID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// simUsage is the usage block an OpenAI-compatible model puts in a response
+// (the responses dialect's names): made-up token counts, which the e2e tests
+// and the benchmark sum from the capture files to check the collector's.
+func simUsage() map[string]any {
+	in, out := 20+mathrand.IntN(480), 1+mathrand.IntN(120)
+	return map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out}
+}
+
+// simTTFT is the time to first token of a call that took latency ms: a
+// streamed answer's first token comes about a quarter of the way in.
+func simTTFT(latency float64) float64 {
+	return float64(int64(latency*250)) / 1000
 }

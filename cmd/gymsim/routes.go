@@ -159,7 +159,8 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 	var err error
 	var category *string
 	resp := map[string]any{"id": respID, "object": "response", "status": "completed",
-		"output": []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "ok"}}}}}
+		"output": []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "ok"}}}},
+		"model":  g.cfg.modelName, "usage": simUsage()}
 	if req.Fail {
 		status = http.StatusInternalServerError
 		err = &simError{typ: "openai.InternalServerError", msg: "Error code: 500 - upstream model failed"}
@@ -184,7 +185,7 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 			StartedAt:     float64(started.UnixMicro()) / 1e6,
 			CompletedAt:   float64(completed.UnixMicro()) / 1e6,
 			LatencyMS:     lat,
-			LatencyTTFTMS: lat,
+			LatencyTTFTMS: simTTFT(lat),
 			StatusCode:    status,
 			ErrorCategory: category,
 			Request:       map[string]any{"model": g.cfg.modelName, "input": "What is the weather?"},

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+	gymgenaiconnector "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
 	spanmetricsconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
 	gymspansexporter "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 	otlpexporter "go.opentelemetry.io/collector/exporter/otlpexporter"
@@ -25,6 +26,7 @@ import (
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	bearertokenauthextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
 	gymprocessor "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+	gymcaptureprocessor "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	groupbytraceprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/groupbytraceprocessor"
@@ -112,6 +114,7 @@ func components() (otelcol.Factories, error) {
 
 	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
 		gymprocessor.NewFactory(),
+		gymcaptureprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
 		groupbytraceprocessor.NewFactory(),
@@ -127,6 +130,7 @@ func components() (otelcol.Factories, error) {
 	}
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
 		gymprocessor.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
+		gymcaptureprocessor.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.161.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.161.0",
 		groupbytraceprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/groupbytraceprocessor v0.161.0",
@@ -139,12 +143,14 @@ func components() (otelcol.Factories, error) {
 	})
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
+		gymgenaiconnector.NewFactory(),
 		spanmetricsconnector.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
+		gymgenaiconnector.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
 		spanmetricsconnector.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.161.0",
 	})
 

@@ -133,3 +133,15 @@ func ValidRolloutID(s string) bool {
 func SafeFileID(s string) bool {
 	return len(s) <= MaxFileIDBytes && ValidRolloutID(s)
 }
+
+// Attributes the gymcapture processor puts on a model-call span beside the
+// GenAI conventions' (design §4.7).
+const (
+	// ModelCallIDAttribute is the capture line's model_call_id.
+	ModelCallIDAttribute = "nemo.gym.model_call.id"
+	// ModelCallTTFTAttribute is the capture line's latency_ttft_ms.
+	ModelCallTTFTAttribute = "nemo.gym.model_call.ttft_ms"
+	// ModelRequestIDAttribute is the id newer Gym puts on its gym.model.*
+	// spans: the response's own id.
+	ModelRequestIDAttribute = "nemo.gym.model_request.id"
+)

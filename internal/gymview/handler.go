@@ -152,6 +152,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, r, page)
+	case "/api/runsummary":
+		sum, err := h.readRunSummary(q.Get("run"))
+		if err != nil {
+			h.writeFileError(w, err)
+			return
+		}
+		writeJSON(w, r, sum)
 	case "/api/capture":
 		h.serveCapture(w, r, q.Get("id"), q.Get("n"))
 	case "/api/servicemap":

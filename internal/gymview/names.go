@@ -32,6 +32,9 @@ type fileName struct{ s string }
 var (
 	rolloutsFile   = fileName{"rollouts.jsonl"}
 	serviceMapFile = fileName{"service_map.json"}
+	// metricsFile is where the standalone shape writes the metrics, the
+	// GenAI metrics of design §4.7 among them.
+	metricsFile = fileName{"otel-metrics.jsonl"}
 )
 
 // rolloutFile is the name of rollout id's file with suffix, or false when id

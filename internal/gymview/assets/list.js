@@ -127,8 +127,10 @@ export function rolloutsPage(main, params) {
     update();
   }));
   const status = el('div');
+  const summary = el('div', { id: 'run-summary', class: 'muted', hidden: true });
   main.append(
     el('h1', null, 'Rollouts of run ', el('span', { class: 'mono', text: runLabel(st.run) })),
+    summary,
     el('div', { class: 'toolbar' },
       search,
       el('label', null, failed, ' failed only'),
@@ -214,7 +216,29 @@ export function rolloutsPage(main, params) {
     fill(tbody, data.rows.map(row));
     if (!data.rows.length) tbody.append(el('tr', null, el('td', { class: 'empty', colspan: 8, text: 'No rollout matches.' })));
     sel.mark();
+    await loadSummary();
     loaded();
+  }
+
+  // The run's model calls, tokens and latencies: the last points of the
+  // GenAI metrics in otel-metrics.jsonl (design §4.7); hidden without them.
+  async function loadSummary() {
+    let sum = null;
+    try {
+      ({ data: sum } = await api('runsummary', { run: st.run }));
+    } catch {
+      sum = null;
+    }
+    summary.hidden = !(sum && sum.available);
+    if (summary.hidden) return;
+    const s = (v) => (v == null ? null : v * 1000);
+    const p95 = (v) => (v == null ? '' : ', p95 ≤ ' + fmtMS(s(v)));
+    fill(summary,
+      el('span', { id: 'sum-calls', text: fmtInt(sum.model_calls) + ' model calls' }), ' · ',
+      el('span', { id: 'sum-tokens', text: 'tokens ' + fmtInt(sum.input_tokens) + ' in / ' + fmtInt(sum.output_tokens) + ' out' }), ' · ',
+      el('span', { id: 'sum-latency', text: 'latency mean ' + fmtMS(s(sum.latency_mean_s)) + p95(sum.latency_p95_s) }), ' · ',
+      el('span', { id: 'sum-ttft', text: 'TTFT mean ' + fmtMS(s(sum.ttft_mean_s)) + p95(sum.ttft_p95_s) }), ' · ',
+      el('span', { id: 'sum-errors', class: sum.errors ? 'status-ERROR' : '', text: fmtInt(sum.errors) + ' failed' }));
   }
 
   load().catch(showError);

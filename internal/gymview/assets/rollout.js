@@ -159,7 +159,13 @@ export function rolloutPage(main, params) {
   }
 
   function exchangeNote(x) {
-    return [x.status_code, fmtMS(x.latency_ms), 'ttft ' + fmtMS(x.latency_ttft_ms), x.error_category].filter((v) => v != null && v !== '').join(' · ');
+    return [x.status_code, fmtMS(x.latency_ms), 'ttft ' + fmtMS(x.latency_ttft_ms), tokensNote(x), x.error_category].filter((v) => v != null && v !== '').join(' · ');
+  }
+
+  // tokensNote is a call's usage, "12 → 34 tok" (input → output); "" without.
+  function tokensNote(x) {
+    if (x.input_tokens == null && x.output_tokens == null) return '';
+    return fmtInt(x.input_tokens) + ' → ' + fmtInt(x.output_tokens) + ' tok';
   }
 
   function applyFolds() {
@@ -298,6 +304,9 @@ export function rolloutPage(main, params) {
         kv('error category', x.error_category || 'none', x.error_category ? 'status-ERROR' : ''),
         kv('latency', fmtMS(x.latency_ms)),
         kv('time to first token', fmtMS(x.latency_ttft_ms)),
+        kv('input tokens', fmtInt(x.input_tokens)),
+        kv('output tokens', fmtInt(x.output_tokens)),
+        kv('response model', x.response_model || '–'),
         kv('started', '+' + fmtNS(x.start)),
         kv('model call id', x.model_call_id),
         kv('joined by', x.match === 'response_id' ? 'response id = nemo.gym.model_request.id' : x.match ? 'time' : 'not joined to a span')),
@@ -341,7 +350,7 @@ export function rolloutPage(main, params) {
     const byExchange = new Map();
     data.spans.forEach((s, i) => { if (s.exchange >= 0) byExchange.set(s.exchange, i); });
     return el('table', { class: 'grid', id: 'exchange-table' },
-      el('thead', null, el('tr', null, ['#', 'Start', 'Model', 'Status', 'Error category', 'Latency', 'TTFT', 'Span'].map((t) => el('th', { text: t })))),
+      el('thead', null, el('tr', null, ['#', 'Start', 'Model', 'Status', 'Error category', 'Latency', 'TTFT', 'Tokens in', 'Tokens out', 'Span'].map((t) => el('th', { text: t })))),
       el('tbody', null, data.exchanges.map((x, k) => el('tr', {
         class: x.status_code >= 400 || x.error_category ? 'failed' : '',
         data: { n: x.n },
@@ -358,6 +367,8 @@ export function rolloutPage(main, params) {
       el('td', { text: x.error_category || '' }),
       el('td', { class: 'num', text: fmtMS(x.latency_ms) }),
       el('td', { class: 'num', text: fmtMS(x.latency_ttft_ms) }),
+      el('td', { class: 'num tokens-in', text: fmtInt(x.input_tokens) }),
+      el('td', { class: 'num tokens-out', text: fmtInt(x.output_tokens) }),
       el('td', { class: 'mono', text: x.span_id || 'not joined' })))));
   }
 

@@ -1,0 +1,52 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymgenaiconnector // import "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is the configuration of the gymgenai connector (design §4.7).
+type Config struct {
+	// MetricsFlushInterval is how often the metrics (cumulative since the
+	// connector started) are sent on; they are sent at shutdown too.
+	// Default: 15s.
+	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+
+	// RunAttribute is the resource attribute that names a span's run, put on
+	// every point as nemo.run.id. Default: "nemo.run.id".
+	RunAttribute string `mapstructure:"run_attribute"`
+
+	// MaxSeries bounds the series of each metric; the points of series past
+	// it go to one series per metric with otel.metric.overflow = true.
+	// Default: 10000.
+	MaxSeries int `mapstructure:"max_series"`
+
+	// DedupWindow is how many model-call ids (nemo.gym.model_call.id) are
+	// remembered so that a call is counted once, though the gymcapture
+	// processor puts its line on each of its spans (the agent's CLIENT, the
+	// model server's SERVER and gym.model.*) and a replay may send a span
+	// twice. Default: 65536.
+	DedupWindow int `mapstructure:"dedup_window"`
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MetricsFlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval must be positive, got %v", c.MetricsFlushInterval))
+	}
+	if c.RunAttribute == "" {
+		errs = append(errs, errors.New("run_attribute must not be empty"))
+	}
+	if c.MaxSeries <= 0 {
+		errs = append(errs, fmt.Errorf("max_series must be positive, got %d", c.MaxSeries))
+	}
+	if c.DedupWindow <= 0 {
+		errs = append(errs, fmt.Errorf("dedup_window must be positive, got %d", c.DedupWindow))
+	}
+	return errors.Join(errs...)
+}

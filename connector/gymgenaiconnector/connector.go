@@ -1,0 +1,251 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymgenaiconnector // import "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	conventions "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+)
+
+const scopeName = "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
+
+// The metrics (design §4.7): the GenAI conventions' names, and ours where
+// they have none.
+const (
+	metricTokenUsage = "gen_ai.client.token.usage"
+	metricDuration   = "gen_ai.client.operation.duration"
+	metricTTFT       = "gen_ai.client.operation.time_to_first_chunk"
+	metricErrors     = "nemo.gym.model_call.errors"
+)
+
+// Attribute names on the points.
+var (
+	attrOperation    = string(conventions.GenAIOperationNameKey)
+	attrRequestModel = string(conventions.GenAIRequestModelKey)
+	attrTokenType    = string(conventions.GenAITokenTypeKey)
+	attrErrorType    = string(conventions.ErrorTypeKey)
+	tokenInput       = conventions.GenAITokenTypeInput.Value.AsString()
+	tokenOutput      = conventions.GenAITokenTypeOutput.Value.AsString()
+)
+
+// genAIConnector turns the model calls the gymcapture processor annotated
+// into GenAI metrics per run and model: ConsumeTraces → one model call per
+// nemo.gym.model_call.id (dedup) → cumulative series → every
+// metrics_flush_interval (and at shutdown) → next. A span without the
+// processor's attributes is not looked at.
+type genAIConnector struct {
+	cfg    *Config
+	next   consumer.Metrics
+	logger *zap.Logger
+	ticker func(time.Duration) (<-chan time.Time, func())
+
+	mu       sync.Mutex
+	start    pcommon.Timestamp
+	seen     dedup
+	tokens   *series[histogram]
+	duration *series[histogram]
+	ttft     *series[histogram]
+	errors   *series[int64]
+	dirty    bool
+
+	stop, done chan struct{}
+}
+
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+func newGenAIConnector(set connector.Settings, cfg *Config, next consumer.Metrics, ticker func(time.Duration) (<-chan time.Time, func())) *genAIConnector {
+	return &genAIConnector{
+		cfg: cfg, next: next, logger: set.Logger, ticker: ticker,
+		start:  pcommon.NewTimestampFromTime(time.Now()),
+		seen:   newDedup(cfg.DedupWindow),
+		tokens: newSeries[histogram](cfg.MaxSeries), duration: newSeries[histogram](cfg.MaxSeries),
+		ttft: newSeries[histogram](cfg.MaxSeries), errors: newSeries[int64](cfg.MaxSeries),
+	}
+}
+
+func (c *genAIConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+func (c *genAIConnector) Start(context.Context, component.Host) error {
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	tick, stop := c.ticker(c.cfg.MetricsFlushInterval)
+	go func() {
+		defer close(c.done)
+		defer stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-tick:
+				c.flush(context.Background())
+			}
+		}
+	}()
+	return nil
+}
+
+func (c *genAIConnector) Shutdown(ctx context.Context) error {
+	if c.stop != nil {
+		close(c.stop)
+		<-c.done
+		c.stop = nil
+	}
+	c.flush(ctx)
+	return nil
+}
+
+func (c *genAIConnector) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		run := str(rs.Resource().Attributes(), c.cfg.RunAttribute)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			spans := rs.ScopeSpans().At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				c.observe(run, spans.At(k))
+			}
+		}
+	}
+	return nil
+}
+
+// observe records one span if it is a model call seen for the first time.
+func (c *genAIConnector) observe(run string, span ptrace.Span) {
+	attrs := span.Attributes()
+	op := str(attrs, attrOperation)
+	id := str(attrs, gymconv.ModelCallIDAttribute)
+	if op == "" && id == "" {
+		return
+	}
+	if id != "" && !c.seen.add(id) {
+		return
+	}
+	if run == "" {
+		run = str(attrs, gymconv.SpanRunAttribute)
+	}
+	c.dirty = true
+	model, errType := str(attrs, attrRequestModel), str(attrs, attrErrorType)
+	for _, t := range [...]struct{ key, typ string }{
+		{string(conventions.GenAIUsageInputTokensKey), tokenInput},
+		{string(conventions.GenAIUsageOutputTokensKey), tokenOutput},
+	} {
+		if v, ok := attrs.Get(t.key); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
+			c.tokens.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrTokenType, t.typ).
+				observe(tokenBounds, float64(v.Int()))
+		}
+	}
+	if end, start := span.EndTimestamp(), span.StartTimestamp(); end >= start && start != 0 {
+		c.duration.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType).
+			observe(durationBounds, float64(end-start)/1e9)
+	}
+	if v, ok := attrs.Get(gymconv.ModelCallTTFTAttribute); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 {
+		c.ttft.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model).
+			observe(ttftBounds, v.Double()/1000)
+	}
+	if errType != "" {
+		*c.errors.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType)++
+	}
+}
+
+// flush sends every series, cumulative, when anything was recorded.
+func (c *genAIConnector) flush(ctx context.Context) {
+	c.mu.Lock()
+	if !c.dirty {
+		c.mu.Unlock()
+		return
+	}
+	md := c.metricsLocked(pcommon.NewTimestampFromTime(time.Now()))
+	c.mu.Unlock()
+	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
+		c.logger.Warn("The next consumer refused the GenAI metrics; the next flush sends them again (they are cumulative)", zap.Error(err))
+	}
+}
+
+func (c *genAIConnector) metricsLocked(now pcommon.Timestamp) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(scopeName)
+	hist := func(name, unit, desc string, s *series[histogram], bounds []float64) {
+		m := sm.Metrics().AppendEmpty()
+		m.SetName(name)
+		m.SetUnit(unit)
+		m.SetDescription(desc)
+		h := m.SetEmptyHistogram()
+		h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		s.each(func(attrs pcommon.Map, v *histogram) {
+			dp := h.DataPoints().AppendEmpty()
+			attrs.CopyTo(dp.Attributes())
+			dp.SetStartTimestamp(c.start)
+			dp.SetTimestamp(now)
+			v.point(dp, bounds)
+		})
+	}
+	hist(metricTokenUsage, "{token}", "Tokens used by Gym's model calls, by type (input, output), per run and model.", c.tokens, tokenBounds)
+	hist(metricDuration, "s", "Duration of Gym's model calls (of the first of their spans seen), per run and model.", c.duration, durationBounds)
+	hist(metricTTFT, "s", "Time to first token of Gym's model calls (the capture's latency_ttft_ms), per run and model.", c.ttft, ttftBounds)
+	m := sm.Metrics().AppendEmpty()
+	m.SetName(metricErrors)
+	m.SetUnit("{error}")
+	m.SetDescription("Gym's model calls that failed, by error.type (Gym's error category, else the status code), per run and model.")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	c.errors.each(func(attrs pcommon.Map, v *int64) {
+		dp := sum.DataPoints().AppendEmpty()
+		attrs.CopyTo(dp.Attributes())
+		dp.SetStartTimestamp(c.start)
+		dp.SetTimestamp(now)
+		dp.SetIntValue(*v)
+	})
+	return md
+}
+
+func str(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+// dedup remembers the last n ids added.
+type dedup struct {
+	ids  map[string]struct{}
+	ring []string
+	next int
+}
+
+func newDedup(n int) dedup {
+	return dedup{ids: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+// add reports whether id is new, and remembers it.
+func (d *dedup) add(id string) bool {
+	if _, ok := d.ids[id]; ok {
+		return false
+	}
+	if old := d.ring[d.next]; old != "" {
+		delete(d.ids, old)
+	}
+	d.ring[d.next] = id
+	d.ids[id] = struct{}{}
+	d.next = (d.next + 1) % len(d.ring)
+	return true
+}

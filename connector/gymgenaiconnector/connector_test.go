@@ -1,0 +1,190 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymgenaiconnector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/expected_metrics.json")
+
+// The gymcapture processor's golden outputs: model-call spans annotated
+// from their capture lines.
+const processorGolden = "../../processor/gymcaptureprocessor/testdata"
+
+func noTicks(time.Duration) (<-chan time.Time, func()) { return make(chan time.Time), func() {} }
+
+func newTestConnector(t *testing.T) (*genAIConnector, *consumertest.MetricsSink) {
+	t.Helper()
+	sink := new(consumertest.MetricsSink)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Validate())
+	c := newGenAIConnector(connectortest.NewNopSettings(componentType), cfg, sink, noTicks)
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	return c, sink
+}
+
+func readTraces(t *testing.T, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	return td
+}
+
+// captureTokens sums the usage of every capture line of the processor's
+// golden cases that a span joined (the hostile case's oversized line none).
+func captureTokens(t *testing.T, cases []string) (in, out int64) {
+	t.Helper()
+	for _, name := range cases {
+		files, _ := filepath.Glob(filepath.Join(processorGolden, name, "*", "*.capture.jsonl"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			for _, line := range bytes.Split(b, []byte("\n")) {
+				var l struct {
+					Response struct {
+						Usage struct {
+							In  any `json:"input_tokens"`
+							Out any `json:"output_tokens"`
+						} `json:"usage"`
+					} `json:"response"`
+				}
+				if json.Unmarshal(line, &l) != nil || len(line) > 8192 {
+					continue
+				}
+				if v, ok := l.Response.Usage.In.(float64); ok {
+					in += int64(v)
+				}
+				if v, ok := l.Response.Usage.Out.(float64); ok && v >= 0 {
+					out += int64(v)
+				}
+			}
+		}
+	}
+	return in, out
+}
+
+// Every capture line is counted once though three spans carry it, and the
+// token sums equal the captures'.
+func TestMetricsFromAnnotatedSpans(t *testing.T) {
+	cases := []string{"capture_before_span", "capture_after_span_within_wait", "capture_never", "same_model_two_calls", "retried_call", "hostile_capture"}
+	c, sink := newTestConnector(t)
+	for _, name := range cases {
+		td := readTraces(t, filepath.Join(processorGolden, name, "expected.json"))
+		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+		// A replay of the same spans counts nothing twice.
+		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	}
+	require.NoError(t, c.Shutdown(context.Background()))
+	require.Len(t, sink.AllMetrics(), 1)
+	md := sink.AllMetrics()[0]
+
+	wantIn, wantOut := captureTokens(t, cases)
+	got := map[string]float64{}
+	counts := map[string]uint64{}
+	eachPoint(md, metricTokenUsage, func(attrs pcommon.Map, dp pmetric.HistogramDataPoint) {
+		typ, _ := attrs.Get(attrTokenType)
+		got[typ.Str()] += dp.Sum()
+		counts[typ.Str()] += dp.Count()
+	})
+	assert.Equal(t, float64(wantIn), got["input"])
+	assert.Equal(t, float64(wantOut), got["output"])
+	// Model calls with usage: 1 + 1 + 2 + 1 (the retry) + 1 (resp_5a; the
+	// hostile line's usage is not numbers).
+	assert.Equal(t, uint64(6), counts["input"])
+
+	calls := uint64(0)
+	eachPoint(md, metricDuration, func(_ pcommon.Map, dp pmetric.HistogramDataPoint) { calls += dp.Count() })
+	// Lines joined: 1 + 1 + 2 + 2 + 2 (resp_5a and the hostile one).
+	assert.Equal(t, uint64(8), calls)
+
+	compareGolden(t, md)
+}
+
+func eachPoint(md pmetric.Metrics, name string, f func(pcommon.Map, pmetric.HistogramDataPoint)) {
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		if ms.At(i).Name() == name {
+			dps := ms.At(i).Histogram().DataPoints()
+			for j := 0; j < dps.Len(); j++ {
+				f(dps.At(j).Attributes(), dps.At(j))
+			}
+		}
+	}
+}
+
+// compareGolden compares md, its timestamps zeroed, with
+// testdata/expected_metrics.json.
+func compareGolden(t *testing.T, md pmetric.Metrics) {
+	t.Helper()
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		switch m.Type() {
+		case pmetric.MetricTypeHistogram:
+			for j := 0; j < m.Histogram().DataPoints().Len(); j++ {
+				m.Histogram().DataPoints().At(j).SetStartTimestamp(0)
+				m.Histogram().DataPoints().At(j).SetTimestamp(0)
+			}
+		case pmetric.MetricTypeSum:
+			for j := 0; j < m.Sum().DataPoints().Len(); j++ {
+				m.Sum().DataPoints().At(j).SetStartTimestamp(0)
+				m.Sum().DataPoints().At(j).SetTimestamp(0)
+			}
+		}
+	}
+	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	require.NoError(t, err)
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, b, "", " "))
+	path := filepath.Join("testdata", "expected_metrics.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, append(pretty.Bytes(), '\n'), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with -update to write it")
+	assert.JSONEq(t, string(want), pretty.String())
+}
+
+// Past max_series, new attribute sets share one overflow series.
+func TestSeriesBound(t *testing.T) {
+	s := newSeries[int64](2)
+	*s.get("m", "a")++
+	*s.get("m", "b")++
+	*s.get("m", "c")++
+	*s.get("m", "d")++
+	*s.get("m", "a")++
+	var got []int64
+	s.each(func(attrs pcommon.Map, v *int64) { got = append(got, *v) })
+	assert.Equal(t, []int64{2, 1, 2}, got)
+}
+
+func TestDedupForgetsOldest(t *testing.T) {
+	d := newDedup(2)
+	assert.True(t, d.add("a"))
+	assert.True(t, d.add("b"))
+	assert.False(t, d.add("a"))
+	assert.True(t, d.add("c")) // forgets a
+	assert.True(t, d.add("a"))
+	assert.False(t, d.add("c"))
+}

@@ -1,0 +1,241 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package modelcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxString bounds every string a capture line gives (ids, model names,
+// finish reasons, error categories): longer ones are cut at a rune
+// boundary, invalid UTF-8 is replaced.
+const MaxString = 256
+
+// MaxFinishReasons bounds the finish reasons kept of one response.
+const MaxFinishReasons = 16
+
+// Line is what is read of one Gym capture line (one model exchange, as
+// Gym's model server appends it to <rollout_id>.capture.jsonl). Only these
+// fields are kept: the request and response bodies never are.
+type Line struct {
+	ModelCallID   string
+	Dialect       string // responses, chat or messages
+	Model         string // model_ref.name: the Gym model server
+	RequestModel  string // request.model
+	ResponseModel string // response.model
+	ResponseID    string // response.id
+	Start, End    int64  // started_at, completed_at in unix nanoseconds; 0 when absent
+	LatencyMS     *float64
+	TTFTMS        *float64
+	StatusCode    int
+	ErrorCategory string
+	InputTokens   *int64 // usage.input_tokens, else usage.prompt_tokens
+	OutputTokens  *int64 // usage.output_tokens, else usage.completion_tokens
+	FinishReasons []string
+}
+
+// Exchange is the line as Join sees it.
+func (l *Line) Exchange() Exchange {
+	return Exchange{ResponseID: l.ResponseID, Start: l.Start, End: l.End}
+}
+
+// Failed reports whether the call failed: Gym gave it an error category, or
+// its status code is not a success.
+func (l *Line) Failed() bool {
+	return l.ErrorCategory != "" || l.StatusCode >= 400
+}
+
+// ErrorType is the error.type of a failed call: Gym's error category, else
+// the status code (as the HTTP conventions do); "" when it did not fail.
+func (l *Line) ErrorType() string {
+	switch {
+	case l.ErrorCategory != "":
+		return l.ErrorCategory
+	case l.StatusCode >= 400:
+		return strconv.Itoa(l.StatusCode)
+	}
+	return ""
+}
+
+// rawLine is the part of a capture line that is read, decoded in one pass:
+// the bodies' other fields are skipped without being kept. A leaf of
+// another type than Gym writes is left unset (jsonStr, jsonNum); an object
+// or array of another type is skipped by encoding/json, which reports an
+// UnmarshalTypeError that ParseLine ignores.
+type rawLine struct {
+	ModelCallID jsonStr `json:"model_call_id"`
+	Dialect     jsonStr `json:"dialect"`
+	ModelRef    struct {
+		Name jsonStr `json:"name"`
+	} `json:"model_ref"`
+	StartedAt     jsonNum `json:"started_at"`
+	CompletedAt   jsonNum `json:"completed_at"`
+	LatencyMS     jsonNum `json:"latency_ms"`
+	LatencyTTFTMS jsonNum `json:"latency_ttft_ms"`
+	StatusCode    jsonNum `json:"status_code"`
+	ErrorCategory jsonStr `json:"error_category"`
+	Request       struct {
+		Model jsonStr `json:"model"`
+	} `json:"request"`
+	Response struct {
+		ID                jsonStr `json:"id"`
+		Model             jsonStr `json:"model"`
+		Status            jsonStr `json:"status"`
+		StopReason        jsonStr `json:"stop_reason"`
+		IncompleteDetails struct {
+			Reason jsonStr `json:"reason"`
+		} `json:"incomplete_details"`
+		Choices []struct {
+			FinishReason jsonStr `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			InputTokens      jsonNum `json:"input_tokens"`
+			OutputTokens     jsonNum `json:"output_tokens"`
+			PromptTokens     jsonNum `json:"prompt_tokens"`
+			CompletionTokens jsonNum `json:"completion_tokens"`
+		} `json:"usage"`
+	} `json:"response"`
+}
+
+// ParseLine reads one capture line. A line that is not a JSON object is
+// refused; a field of another type than Gym writes is taken as absent.
+func ParseLine(line []byte) (Line, bool) {
+	var r rawLine
+	if err := json.Unmarshal(line, &r); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) || !isObject(line) {
+			return Line{}, false
+		}
+	}
+	resp := &r.Response
+	l := Line{
+		ModelCallID:   text(r.ModelCallID),
+		Dialect:       text(r.Dialect),
+		Model:         text(r.ModelRef.Name),
+		Start:         unixSeconds(r.StartedAt),
+		End:           unixSeconds(r.CompletedAt),
+		LatencyMS:     finite(r.LatencyMS),
+		TTFTMS:        finite(r.LatencyTTFTMS),
+		ErrorCategory: text(r.ErrorCategory),
+		RequestModel:  text(r.Request.Model),
+		ResponseID:    text(resp.ID),
+		ResponseModel: text(resp.Model),
+		InputTokens:   tokens(resp.Usage.InputTokens, resp.Usage.PromptTokens),
+		OutputTokens:  tokens(resp.Usage.OutputTokens, resp.Usage.CompletionTokens),
+	}
+	if c := finite(r.StatusCode); c != nil && *c >= 0 && *c < 1000 {
+		l.StatusCode = int(*c)
+	}
+	// The finish reasons: the chat choices' finish_reason, else the messages
+	// dialect's stop_reason, else the responses dialect's incomplete reason
+	// or status.
+	for _, c := range resp.Choices {
+		if s := text(c.FinishReason); s != "" && len(l.FinishReasons) < MaxFinishReasons {
+			l.FinishReasons = append(l.FinishReasons, s)
+		}
+	}
+	for _, s := range []string{text(resp.StopReason), text(resp.IncompleteDetails.Reason), text(resp.Status)} {
+		if len(l.FinishReasons) == 0 && s != "" {
+			l.FinishReasons = append(l.FinishReasons, s)
+		}
+	}
+	return l, true
+}
+
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// jsonStr is a JSON string leaf; any other JSON value leaves it unset.
+type jsonStr struct {
+	v  string
+	ok bool
+}
+
+func (s *jsonStr) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) < 2 || b[0] != '"':
+	case bytes.IndexByte(b, '\\') < 0:
+		// No escape: the bytes between the quotes (invalid UTF-8 is
+		// replaced by Bound).
+		s.v, s.ok = string(b[1:len(b)-1]), true
+	default:
+		s.ok = json.Unmarshal(b, &s.v) == nil
+	}
+	return nil
+}
+
+// jsonNum is a JSON number leaf; any other JSON value leaves it unset.
+type jsonNum struct {
+	v  float64
+	ok bool
+}
+
+func (n *jsonNum) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		if f, err := strconv.ParseFloat(string(b), 64); err == nil {
+			n.v, n.ok = f, true
+		}
+	}
+	return nil
+}
+
+// text is s bounded; "" when absent.
+func text(s jsonStr) string {
+	if !s.ok {
+		return ""
+	}
+	return Bound(s.v)
+}
+
+// Bound is s cut to at most MaxString bytes at a rune boundary, with invalid
+// UTF-8 replaced.
+func Bound(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= MaxString {
+		return s
+	}
+	cut := MaxString
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// tokens is the first count present that is a whole number in range.
+func tokens(counts ...jsonNum) *int64 {
+	for _, f := range counts {
+		if f.ok && f.v >= 0 && f.v <= math.MaxInt32*float64(1<<16) && f.v == math.Trunc(f.v) {
+			v := int64(f.v)
+			return &v
+		}
+	}
+	return nil
+}
+
+func unixSeconds(n jsonNum) int64 {
+	if !n.ok || n.v <= 0 || math.IsNaN(n.v) || n.v > math.MaxInt64/1e9 {
+		return 0
+	}
+	// Microseconds are what time.time() carries; rounding there keeps
+	// 1e9*s from inventing nanoseconds.
+	return int64(math.Round(n.v*1e6)) * 1000
+}
+
+func finite(n jsonNum) *float64 {
+	if !n.ok || math.IsNaN(n.v) || math.IsInf(n.v, 0) {
+		return nil
+	}
+	v := n.v
+	return &v
+}

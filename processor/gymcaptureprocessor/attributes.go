@@ -1,0 +1,59 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	conventions "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// operationNames maps Gym's capture dialects to gen_ai.operation.name; a
+// dialect not listed sets none (a capture's strings never become values
+// they were not checked against).
+var operationNames = map[string]string{
+	"responses":   conventions.GenAIOperationNameChat.Value.AsString(),
+	"chat":        conventions.GenAIOperationNameChat.Value.AsString(),
+	"messages":    conventions.GenAIOperationNameChat.Value.AsString(),
+	"completions": conventions.GenAIOperationNameTextCompletion.Value.AsString(),
+}
+
+// annotate puts on a model-call span the attributes its capture line gives
+// (design §4.7), and nothing else: never a body, every string bounded
+// (modelcall.MaxString), an attribute whose value the line lacks is not set.
+// The values replace what the span had, so annotating twice changes nothing.
+func annotate(attrs pcommon.Map, l *modelcall.Line) {
+	putString := func(k, v string) {
+		if v != "" {
+			attrs.PutStr(k, v)
+		}
+	}
+	putString(string(conventions.GenAIOperationNameKey), operationNames[l.Dialect])
+	requestModel := l.RequestModel
+	if requestModel == "" {
+		requestModel = l.Model
+	}
+	putString(string(conventions.GenAIRequestModelKey), requestModel)
+	putString(string(conventions.GenAIResponseModelKey), l.ResponseModel)
+	putString(string(conventions.GenAIResponseIDKey), l.ResponseID)
+	if l.InputTokens != nil {
+		attrs.PutInt(string(conventions.GenAIUsageInputTokensKey), *l.InputTokens)
+	}
+	if l.OutputTokens != nil {
+		attrs.PutInt(string(conventions.GenAIUsageOutputTokensKey), *l.OutputTokens)
+	}
+	if len(l.FinishReasons) > 0 {
+		s := attrs.PutEmptySlice(string(conventions.GenAIResponseFinishReasonsKey))
+		for _, r := range l.FinishReasons {
+			s.AppendEmpty().SetStr(r)
+		}
+	}
+	putString(string(conventions.ErrorTypeKey), l.ErrorType())
+	putString(gymconv.ModelCallIDAttribute, l.ModelCallID)
+	if l.TTFTMS != nil {
+		attrs.PutDouble(gymconv.ModelCallTTFTAttribute, *l.TTFTMS)
+	}
+}

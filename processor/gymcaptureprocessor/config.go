@@ -1,0 +1,82 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is the configuration of the gymcapture processor (design §4.7).
+type Config struct {
+	// CaptureDir is the directory Gym writes <rollout_id>.capture.jsonl into
+	// (Gym's model_call_capture_dir). Required.
+	CaptureDir string `mapstructure:"capture_dir"`
+
+	// CaptureWait is the longest a model-call span waits for its capture
+	// line; it then leaves without it. Keep it well under the gym
+	// processor's settle. Default: 1s.
+	CaptureWait time.Duration `mapstructure:"capture_wait"`
+
+	// PollInterval is how often the capture files of rollouts with waiting
+	// spans are read for new lines. Default: 100ms.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+
+	// RolloutAttribute is the span attribute that names a span's rollout
+	// (the gym processor, before this one, sets it on every span of a
+	// rollout). Default: "nemo.gym.rollout.id".
+	RolloutAttribute string `mapstructure:"rollout_attribute"`
+
+	// ServiceAttributes are the resource attributes that name a span's
+	// service, first present wins. Default: [service.name.override, service.name].
+	ServiceAttributes []string `mapstructure:"service_attributes"`
+
+	// MaxRollouts bounds the rollouts whose capture files are followed; the
+	// least recently used with no waiting span is forgotten first (a later
+	// span of it reads its file again from the start). Default: 4096.
+	MaxRollouts int `mapstructure:"max_rollouts"`
+
+	// MaxLinesPerRollout bounds the capture lines kept of one rollout; the
+	// lines after it are counted and not joined. Default: 1024.
+	MaxLinesPerRollout int `mapstructure:"max_lines_per_rollout"`
+
+	// MaxLineBytes bounds one capture line (they hold the request and
+	// response bodies); a longer line is skipped and counted. Default: 16 MiB.
+	MaxLineBytes int `mapstructure:"max_line_bytes"`
+
+	// MaxWaitingSpans bounds the model-call spans waiting for their lines; at
+	// the bound the one nearest its deadline leaves without its line.
+	// Default: 100000.
+	MaxWaitingSpans int `mapstructure:"max_waiting_spans"`
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.CaptureDir == "" {
+		errs = append(errs, errors.New("capture_dir is required"))
+	}
+	if c.CaptureWait < 0 {
+		errs = append(errs, fmt.Errorf("capture_wait must not be negative, got %v", c.CaptureWait))
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("poll_interval must be positive, got %v", c.PollInterval))
+	}
+	if c.RolloutAttribute == "" {
+		errs = append(errs, errors.New("rollout_attribute must not be empty"))
+	}
+	if len(c.ServiceAttributes) == 0 {
+		errs = append(errs, errors.New("service_attributes must not be empty"))
+	}
+	for name, v := range map[string]int{
+		"max_rollouts": c.MaxRollouts, "max_lines_per_rollout": c.MaxLinesPerRollout,
+		"max_line_bytes": c.MaxLineBytes, "max_waiting_spans": c.MaxWaitingSpans,
+	} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}

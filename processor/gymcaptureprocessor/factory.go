@@ -1,0 +1,43 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+)
+
+var componentType = component.MustNewType("gymcapture")
+
+// NewFactory returns the factory of the gymcapture processor.
+func NewFactory() processor.Factory {
+	return processor.NewFactory(
+		componentType,
+		createDefaultConfig,
+		processor.WithTraces(createTraces, component.StabilityLevelAlpha),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		CaptureWait:        time.Second,
+		PollInterval:       100 * time.Millisecond,
+		RolloutAttribute:   gymconv.RolloutAttribute,
+		ServiceAttributes:  gymconv.DefaultServiceAttributes(),
+		MaxRollouts:        4096,
+		MaxLinesPerRollout: 1024,
+		MaxLineBytes:       16 << 20,
+		MaxWaitingSpans:    100_000,
+	}
+}
+
+func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	return newCaptureProcessor(set, cfg.(*Config), next, realClock{})
+}

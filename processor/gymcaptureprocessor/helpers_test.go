@@ -1,0 +1,164 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// fakeClock is moved by the test; its ticker never fires (the test calls
+// poll itself, so every step is synchronous).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (*fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
+	return make(chan time.Time), func() {}
+}
+
+type harness struct {
+	p     *captureProcessor
+	sink  *consumertest.TracesSink
+	clock *fakeClock
+	dir   string
+	tel   *componenttest.Telemetry
+}
+
+func newHarness(t *testing.T, adjust func(*Config)) *harness {
+	t.Helper()
+	h := &harness{sink: new(consumertest.TracesSink), clock: &fakeClock{now: time.Unix(1_788_000_100, 0)}, dir: t.TempDir()}
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = h.dir
+	if adjust != nil {
+		adjust(cfg)
+	}
+	require.NoError(t, cfg.Validate())
+	h.tel = componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+	set := processortest.NewNopSettings(componentType)
+	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	p, err := newCaptureProcessor(set, cfg, h.sink, h.clock)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	h.p = p
+	return h
+}
+
+// counter is the sum of an int counter's points whose attribute k is v
+// (k == "": all points).
+func (h *harness) counter(t *testing.T, name, k, v string) int64 {
+	t.Helper()
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, dp := range d.DataPoints {
+			if got, ok := dp.Attributes.Value(attribute.Key(k)); k == "" || (ok && got.AsString() == v) {
+				sum += dp.Value
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, dp := range d.DataPoints {
+			sum += dp.Value
+		}
+	}
+	return sum
+}
+
+// appendFile appends the bytes of src to dst, creating it.
+func appendFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// copyDir appends every file of src (if it exists) to the same name in dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if os.IsNotExist(err) {
+		return
+	}
+	require.NoError(t, err)
+	for _, e := range entries {
+		appendFile(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
+	}
+}
+
+// canonical is every span of tds, each in a ResourceSpans of its own, by
+// span id: the order spans leave in is not part of the contract.
+func canonical(tds []ptrace.Traces) ptrace.Traces {
+	type one struct {
+		id string
+		td ptrace.Traces
+	}
+	var all []one
+	for _, td := range tds {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					o := ptrace.NewTraces()
+					rs2 := o.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(rs2.Resource())
+					ss2 := rs2.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(ss2.Scope())
+					ss.Spans().At(k).CopyTo(ss2.Spans().AppendEmpty())
+					all = append(all, one{ss.Spans().At(k).SpanID().String(), o})
+				}
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].id < all[j].id })
+	out := ptrace.NewTraces()
+	for _, o := range all {
+		o.td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
+	return out
+}
+
+func processortestSettings() processor.Settings { return processortest.NewNopSettings(componentType) }
+
+type nopTraces struct{}
+
+func (nopTraces) Capabilities() consumer.Capabilities                { return consumer.Capabilities{} }
+func (nopTraces) ConsumeTraces(context.Context, ptrace.Traces) error { return nil }

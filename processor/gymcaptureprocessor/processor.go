@@ -1,0 +1,348 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// captureProcessor joins model-call spans to Gym's capture lines (design
+// §4.7). Data flow: ConsumeTraces → model-call spans taken out of the batch
+// (hold) → their rollouts' capture files read by offset (read) → joined
+// (rolloutState.join, modelcall.Join) → annotated and put back in the batch
+// → next; a span whose line is not there yet waits, and run's poll joins it
+// later or lets it go at its deadline. Every span that enters leaves once:
+// the batch without its waiting spans at once, each waiting span when it is
+// joined, at capture_wait, at max_waiting_spans or at shutdown. One mutex
+// guards all state; next is called without it.
+type captureProcessor struct {
+	cfg    *Config
+	next   consumer.Traces
+	logger *zap.Logger
+	tel    *telemetry
+	clock  clock
+
+	mu       sync.Mutex
+	dirfd    int // the capture dir, -1 until it could be opened
+	rollouts map[string]*rolloutState
+	recent   *list.List // of *rolloutState, most recently used first
+	queue    *list.List // of *waitingSpan, by deadline
+	services serviceTypes
+	buf      []byte
+	lastLog  time.Time
+	// round counts the calls (batches, polls): a rollout's file is looked
+	// at once per round however many of its spans the round has.
+	round uint64
+
+	stop, done chan struct{}
+}
+
+// errorLogEvery rate-limits the log of capture files that cannot be read.
+const errorLogEvery = time.Minute
+
+func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*captureProcessor, error) {
+	tel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("creating the gymcapture processor's metrics: %w", err)
+	}
+	return &captureProcessor{
+		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
+		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
+		services: serviceTypes{}, buf: make([]byte, 256<<10),
+	}, nil
+}
+
+func (p *captureProcessor) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+func (p *captureProcessor) Start(context.Context, component.Host) error {
+	p.mu.Lock()
+	p.openDir()
+	p.mu.Unlock()
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go p.run()
+	return nil
+}
+
+// Shutdown joins what it can and lets every waiting span go.
+func (p *captureProcessor) Shutdown(ctx context.Context) error {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+		p.stop = nil
+	}
+	p.poll(ctx, true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dirfd >= 0 {
+		_ = unix.Close(p.dirfd)
+		p.dirfd = -1
+	}
+	return nil
+}
+
+func (p *captureProcessor) run() {
+	tick, stop := p.clock.NewTicker(p.cfg.PollInterval)
+	defer close(p.done)
+	defer stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick:
+			p.poll(context.Background(), false)
+		}
+	}
+}
+
+func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var c counts
+	p.mu.Lock()
+	p.round++
+	now := p.clock.Now()
+	var out []joined
+	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
+		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
+		p.services.learn(service, serverType)
+		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
+				r, kind := p.wants(span, service, serverType, &c)
+				if r == nil || p.joinNow(r, kind, span, &c, &out) {
+					return false
+				}
+				if !r.tail.exists {
+					// No capture file: Gym captures nothing for this
+					// rollout here (or not yet, which its export delay
+					// makes rare); nothing to wait for.
+					c.missed[missedNoFile]++
+					return false
+				}
+				p.hold(r, kind, rs, ss, span, now)
+				return true
+			})
+			return ss.Spans().Len() == 0
+		})
+		return rs.ScopeSpans().Len() == 0
+	})
+	p.release(out, td, &c)
+	p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
+	for p.queue.Len() > p.cfg.MaxWaitingSpans {
+		p.let(p.queue.Front().Value.(*waitingSpan), td, &c, missedBound)
+	}
+	c.waiting = int64(p.queue.Len())
+	p.mu.Unlock()
+	p.tel.record(ctx, &c)
+	if td.ResourceSpans().Len() == 0 {
+		return nil
+	}
+	return p.next.ConsumeTraces(ctx, td)
+}
+
+// poll reads the capture files of the rollouts with waiting spans, joins,
+// and passes on the spans joined and those whose wait ran out (all of them
+// when final).
+func (p *captureProcessor) poll(ctx context.Context, final bool) {
+	var c counts
+	td := ptrace.NewTraces()
+	p.mu.Lock()
+	p.round++
+	now := p.clock.Now()
+	var out []joined
+	seen := map[*rolloutState]bool{}
+	for e := p.queue.Front(); e != nil; e = e.Next() {
+		if r := e.Value.(*waitingSpan).rollout; !seen[r] {
+			seen[r] = true
+			p.read(r, &c)
+			out = r.join(out)
+		}
+	}
+	p.release(out, td, &c)
+	if final {
+		p.expire(td, &c, func(*waitingSpan) bool { return true }, missedShutdown)
+	} else {
+		p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
+	}
+	c.waiting = int64(p.queue.Len())
+	p.mu.Unlock()
+	p.tel.record(ctx, &c)
+	if n := td.SpanCount(); n > 0 {
+		if err := p.next.ConsumeTraces(ctx, td); err != nil {
+			p.tel.downstreamFailed.Add(ctx, int64(n))
+			p.logger.Warn("The next consumer refused model-call spans released after their wait", zap.Int("spans", n), zap.Error(err))
+		}
+	}
+}
+
+// wants is the rollout whose capture a span is to be joined with, and the
+// span's kind; nil for a span that is no model call, already joined (an
+// earlier gymcapture, a replay), or in no rollout that may name a file.
+func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, c *counts) (*rolloutState, modelcall.Kind) {
+	kind := p.services.kindOf(span, service, serverType)
+	if kind == modelcall.NotModelCall {
+		return nil, kind
+	}
+	if _, done := span.Attributes().Get(gymconv.ModelCallIDAttribute); done {
+		return nil, kind
+	}
+	id := stringAttr(span.Attributes(), p.cfg.RolloutAttribute)
+	if !gymconv.SafeFileID(id) {
+		c.missed[missedRollout]++
+		return nil, kind
+	}
+	return p.rollout(id), kind
+}
+
+// rollout is the state of rollout id, made most recently used; the least
+// recently used rollouts with no waiting span are forgotten past
+// max_rollouts.
+func (p *captureProcessor) rollout(id string) *rolloutState {
+	if r, ok := p.rollouts[id]; ok {
+		p.recent.MoveToFront(r.recent)
+		return r
+	}
+	r := &rolloutState{id: id, file: id + ".capture.jsonl"}
+	r.recent = p.recent.PushFront(r)
+	p.rollouts[id] = r
+	for e := p.recent.Back(); e != nil && p.recent.Len() > p.cfg.MaxRollouts; {
+		prev := e.Prev()
+		if old := e.Value.(*rolloutState); old.nWaiting == 0 {
+			p.recent.Remove(e)
+			delete(p.rollouts, old.id)
+		}
+		e = prev
+	}
+	return r
+}
+
+// joinNow joins span, still in its batch, to its capture line, after
+// reading what the file got since the last read. The span is annotated in
+// place (no copy); waiting spans the new lines placed go to out.
+func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) bool {
+	p.read(r, c)
+	l, how := r.joinOne(kind, call(span), out)
+	if l == nil {
+		return false
+	}
+	annotate(span.Attributes(), &l.line)
+	c.countJoined(how)
+	return true
+}
+
+// hold moves span out of its batch into a traces of its own, to wait.
+func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) {
+	td := ptrace.NewTraces()
+	rs2 := td.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(rs2.Resource())
+	rs2.SetSchemaUrl(rs.SchemaUrl())
+	ss2 := rs2.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(ss2.Scope())
+	ss2.SetSchemaUrl(ss.SchemaUrl())
+	moved := ss2.Spans().AppendEmpty()
+	span.MoveTo(moved)
+	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, deadline: now.Add(p.cfg.CaptureWait)}
+	w.queued = p.queue.PushBack(w)
+	r.waiting[kind] = append(r.waiting[kind], w)
+	r.nWaiting++
+}
+
+// read takes the lines Gym appended to r's capture file since the last read.
+func (p *captureProcessor) read(r *rolloutState, c *counts) {
+	if r.readRound == p.round || !p.openDir() {
+		return
+	}
+	r.readRound = p.round
+	if !r.tail.grown(p.dirfd, r.file) {
+		return
+	}
+	oversized, err := r.tail.read(p.dirfd, r.file, p.cfg.MaxLineBytes, p.buf, func(line []byte) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		l, ok := modelcall.ParseLine(line)
+		switch {
+		case !ok:
+			c.lines[lineMalformed]++
+		case !r.add(l, p.cfg.MaxLinesPerRollout):
+			c.lines[lineOverBound]++
+		default:
+			c.lines[lineKept]++
+		}
+	})
+	c.lines[lineOversized] += int64(oversized)
+	if err != nil {
+		c.captureErrors++
+		p.logRateLimited("A capture file could not be read; its model calls leave without its lines", err)
+	}
+}
+
+// openDir opens the capture dir once it exists; reports whether it is open.
+func (p *captureProcessor) openDir() bool {
+	if p.dirfd >= 0 {
+		return true
+	}
+	fd, err := unix.Open(p.cfg.CaptureDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		p.logRateLimited("The capture dir cannot be opened (yet)", err)
+		return false
+	}
+	p.dirfd = fd
+	return true
+}
+
+func (p *captureProcessor) logRateLimited(msg string, err error) {
+	if now := p.clock.Now(); now.Sub(p.lastLog) >= errorLogEvery {
+		p.lastLog = now
+		p.logger.Warn(msg, zap.String("capture_dir", p.cfg.CaptureDir), zap.Error(err))
+	}
+}
+
+// release annotates the joined spans and moves them into td.
+func (p *captureProcessor) release(out []joined, td ptrace.Traces, c *counts) {
+	for _, j := range out {
+		annotate(j.w.span.Attributes(), &j.l.line)
+		c.countJoined(j.how)
+		p.queue.Remove(j.w.queued)
+		j.w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+}
+
+// expire lets the waiting spans go, in deadline order, while due says so.
+func (p *captureProcessor) expire(td ptrace.Traces, c *counts, due func(*waitingSpan) bool, reason int) {
+	for e := p.queue.Front(); e != nil && due(e.Value.(*waitingSpan)); e = p.queue.Front() {
+		p.let(e.Value.(*waitingSpan), td, c, reason)
+	}
+}
+
+// let lets a waiting span go without its line, counted by reason.
+func (p *captureProcessor) let(w *waitingSpan, td ptrace.Traces, c *counts, reason int) {
+	w.rollout.remove(w)
+	p.queue.Remove(w.queued)
+	c.missed[reason]++
+	w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+}
+
+func stringAttr(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
