@@ -37,6 +37,7 @@ type engine struct {
 	indexCap     int
 	tracePending map[pcommon.TraceID]int32
 	jobWait      map[pcommon.TraceID][]*node
+	attemptWait  map[tidKey][]*node // attempt roots by the previous attempt they wait for (attempt.go)
 
 	procs *bounded.Table[string, *procState]
 	runs  *bounded.Table[string, *runState]
@@ -81,6 +82,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		indexCap:     cfg.MaxPendingSpans,
 		tracePending: make(map[pcommon.TraceID]int32),
 		jobWait:      make(map[pcommon.TraceID][]*node),
+		attemptWait:  make(map[tidKey][]*node),
 		procs:        newProcTable(),
 		runs:         newRunTable(cfg),
 		jobs:         newJobTable(cfg.Split),
@@ -241,7 +243,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	r.received++
 	ev := sf.ev
 	if ev != "" {
-		e.noteEvidence(info)
+		e.noteEvidence(info.run)
 	} else if sf.observabilityOff && !info.run.evidence {
 		e.noteObservabilityOff(info.run)
 	}
