@@ -18,17 +18,17 @@ import (
 type evidenceFinder struct {
 	attr     string
 	urlAttrs []string
-	marker   string         // "/<url_prefix>/"
+	marker   string // "/<url_prefix>/"
 	// modelRoutes: the paths of a model server's calls (model_routes).
 	modelRoutes []string
-	re       *regexp.Regexp // nil when the default pattern is matched by hand
+	re          *regexp.Regexp // nil when the default pattern is matched by hand
 }
 
 func newEvidenceFinder(cfg *Config) (*evidenceFinder, error) {
 	f := &evidenceFinder{
-		attr:     cfg.RolloutAttribute,
-		urlAttrs: cfg.URLAttributes,
-		marker:   "/" + cfg.URLPrefix + "/",
+		attr:        cfg.RolloutAttribute,
+		urlAttrs:    cfg.URLAttributes,
+		marker:      "/" + cfg.URLPrefix + "/",
 		modelRoutes: cfg.ModelRoutes,
 	}
 	if cfg.RolloutIDPattern != gymconv.RolloutIDPattern {
