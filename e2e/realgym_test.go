@@ -74,8 +74,6 @@ type realGymMode struct {
 	driver, env_, agent, model, resources string
 	// driverTraced: the `gym eval run --no-serve` process emits spans.
 	driverTraced bool
-	// serverTyped: Gym's processes carry nemo.gym.server.type.
-	serverTyped bool
 }
 
 func realGymModes() []realGymMode {
@@ -111,7 +109,7 @@ func realGymModes() []realGymMode {
 			},
 			driver: "", env_: "nemo-gym/example_single_tool_call_environment_server",
 			agent: "nemo-gym/example_single_tool_call_simple_agent", model: "nemo-gym/policy_model",
-			resources: "nemo-gym/example_single_tool_call", serverTyped: true,
+			resources: "nemo-gym/example_single_tool_call",
 		},
 	}
 }
