@@ -25,8 +25,8 @@ type stubModel struct {
 	URL        string // base URL, ending in /v1
 	delay      time.Duration
 	firstDelay time.Duration
-	calls atomic.Int64 // POST /v1/responses answered
-	seq   atomic.Int64
+	calls      atomic.Int64 // POST /v1/responses answered
+	seq        atomic.Int64
 }
 
 func startStubModel(t testing.TB, delay, firstDelay time.Duration) *stubModel {

@@ -210,7 +210,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 		"RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1",
 	}, m.env(repo, p)...)
 	if o.slow > 0 {
-		env = append(env, fmt.Sprintf("OTEL_BSP_SCHEDULE_DELAY=%d", (o.slow / 6).Milliseconds()))
+		env = append(env, fmt.Sprintf("OTEL_BSP_SCHEDULE_DELAY=%d", (o.slow/6).Milliseconds()))
 	}
 	gym := filepath.Join(venv, "bin", "gym")
 	common := []string{
