@@ -193,6 +193,43 @@ func TestObservabilityOffShownByUnprefixedModelPost(t *testing.T) {
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "observability_off"))
 }
 
+// (b) The model-route sign needs no nemo.gym.server.type: a SERVER POST on
+// a route of model_routes without the prefix shows it, on any process; a
+// POST on another route does not.
+func TestObservabilityOffShownByModelRouteWithoutServerType(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		routes []string
+		off    bool
+	}{
+		{"default routes", nil, true},
+		{"routes configured without /v1/responses", []string{"/generate"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := issueTimingConfig()
+			if c.routes != nil {
+				cfg.ModelRoutes = c.routes
+			}
+			h := newHarness(t, cfg)
+			h.consume(buildTraces(genericProcs, procOrder, []sdef{
+				undecided("recv", "run", "agent"),
+				{id: "other", trace: "o", name: "POST /seed_session", kind: ptrace.SpanKindServer, proc: "resources", attrs: map[string]any{"http.method": "POST", "url.full": "http://127.0.0.1:8002/seed_session"}},
+			}))
+			require.Equal(t, 2, h.pending())
+			h.consume(buildTraces(genericProcs, procOrder, []sdef{
+				{id: "model", trace: "m", name: "POST /v1/responses", kind: ptrace.SpanKindServer, proc: "agent", attrs: map[string]any{"http.method": "POST", "http.target": "/v1/responses?stream=false"}},
+			}))
+			if c.off {
+				assert.Zero(t, h.pending(), "the run showed observability off: what it held left in the same call")
+				assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "observability_off"))
+			} else {
+				assert.Equal(t, 3, h.pending())
+				assert.Zero(t, h.metricSum(metricSetupProblems, "problem", "observability_off"))
+			}
+		})
+	}
+}
+
 // (c) A mixed run: some of its rollouts have ids. Evidence after the sign
 // ends the pass-through for the spans that arrive after it.
 func TestMixedRunEvidenceEndsPassThrough(t *testing.T) {

@@ -284,33 +284,7 @@ func TestOneMarkedRootPerRollout(t *testing.T) {
 // previous_attempt link, and is counted. The attempt after it, whose
 // previous root is known, links as usual.
 func TestAttemptRootWaitsForItsPrevious(t *testing.T) {
-	input := readTraces(t, filepath.Join(goldenDir, "retry_links_previous_attempt", "input.json"))
-	first := map[pcommon.SpanID]bool{spanIDOfHex(t, "8fa44c25f4ff7de8"): true} // 12-3's root and all below it
-	for grown := true; grown; {
-		grown = false
-		forEachSpan(input, func(_ pcommon.Resource, s ptrace.Span) {
-			if first[s.ParentSpanID()] && !first[s.SpanID()] {
-				first[s.SpanID()], grown = true, true
-			}
-		})
-	}
-	late, early := ptrace.NewTraces(), ptrace.NewTraces()
-	input.CopyTo(late)
-	input.CopyTo(early)
-	keep := func(td ptrace.Traces, f func(ptrace.Span) bool) {
-		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
-				ss.Spans().RemoveIf(func(s ptrace.Span) bool { return !f(s) })
-				return ss.Spans().Len() == 0
-			})
-			return rs.ScopeSpans().Len() == 0
-		})
-	}
-	keep(late, func(s ptrace.Span) bool { return first[s.SpanID()] })
-	keep(early, func(s ptrace.Span) bool { return !first[s.SpanID()] })
-	require.Positive(t, late.SpanCount())
-	require.Positive(t, early.SpanCount())
-
+	early, late := firstAttemptLast(t)
 	for _, c := range []struct {
 		name   string
 		gap    time.Duration // after the later attempts' roots are decided
@@ -346,6 +320,39 @@ func TestAttemptRootWaitsForItsPrevious(t *testing.T) {
 			assert.Equal(t, early.SpanCount()+late.SpanCount(), len(h.out()), "every span once")
 		})
 	}
+}
+
+// firstAttemptLast splits the retry golden input into the later attempts
+// (early) and the first attempt, 12-3, with everything below its root
+// (late): the order a sender's retry after an outage can bring them in.
+func firstAttemptLast(t *testing.T) (early, late ptrace.Traces) {
+	input := readTraces(t, filepath.Join(goldenDir, "retry_links_previous_attempt", "input.json"))
+	first := map[pcommon.SpanID]bool{spanIDOfHex(t, "8fa44c25f4ff7de8"): true} // 12-3's root and all below it
+	for grown := true; grown; {
+		grown = false
+		forEachSpan(input, func(_ pcommon.Resource, s ptrace.Span) {
+			if first[s.ParentSpanID()] && !first[s.SpanID()] {
+				first[s.SpanID()], grown = true, true
+			}
+		})
+	}
+	late, early = ptrace.NewTraces(), ptrace.NewTraces()
+	input.CopyTo(late)
+	input.CopyTo(early)
+	keep := func(td ptrace.Traces, f func(ptrace.Span) bool) {
+		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+				ss.Spans().RemoveIf(func(s ptrace.Span) bool { return !f(s) })
+				return ss.Spans().Len() == 0
+			})
+			return rs.ScopeSpans().Len() == 0
+		})
+	}
+	keep(late, func(s ptrace.Span) bool { return first[s.SpanID()] })
+	keep(early, func(s ptrace.Span) bool { return !first[s.SpanID()] })
+	require.Positive(t, late.SpanCount())
+	require.Positive(t, early.SpanCount())
+	return early, late
 }
 
 func spanIDOfHex(t *testing.T, h string) pcommon.SpanID {
