@@ -779,7 +779,6 @@ func (e *engine) restore(data []byte) error {
 	if !heapValid(e.heap) {
 		return errors.New("the pending heap is out of order")
 	}
-	e.restoreAttemptWaiters()
 	return nil
 }
 

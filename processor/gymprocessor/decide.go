@@ -126,16 +126,26 @@ func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
 			e.jobs.add(n.key.trace, ref, e.now)
 		}
 		e.roots.put(k, n.rollout, ref)
-		e.previousAttemptArrived(k, n.rollout)
-		if prev, ok := previousAttempt(n.rollout); ok {
-			hs.prev, hs.hasPrev = e.roots.get(k, prev)
-			if !hs.hasPrev {
-				e.holdForPreviousAttempt(n, k, prev)
-				return
-			}
+		if !e.linkPreviousAttempt(hs) {
+			// Not seen yet: after an outage a sender's retries can bring
+			// it after its successor's.
+			e.setDeadline(hs, phaseAttempt, e.dl.previousAttemptRoot(e.now))
+			return
 		}
 	}
 	e.emit(n)
+}
+
+// linkPreviousAttempt gives the root hs of a re-dispatched attempt its link
+// to the previous attempt's root, when that is known. It reports false when
+// hs is such a root and the previous one is not known.
+func (e *engine) linkPreviousAttempt(hs *heldSpan) bool {
+	prev, ok := previousAttempt(hs.n.rollout)
+	if !ok {
+		return true
+	}
+	hs.prev, hs.hasPrev = e.roots.get(rolloutKey(hs.origin.info.run.id, hs.n.key.trace), prev)
+	return hs.hasPrev
 }
 
 // releaseNone lets n leave in no rollout, as it stands.

@@ -37,7 +37,6 @@ type engine struct {
 	indexCap     int
 	tracePending map[pcommon.TraceID]int32
 	jobWait      map[pcommon.TraceID][]*node
-	attemptWait  map[tidKey][]*node // attempt roots by the previous attempt they wait for (attempt.go)
 
 	procs *bounded.Table[string, *procState]
 	runs  *bounded.Table[string, *runState]
@@ -82,7 +81,6 @@ func newEngine(cfg *Config) (*engine, error) {
 		indexCap:     cfg.MaxPendingSpans,
 		tracePending: make(map[pcommon.TraceID]int32),
 		jobWait:      make(map[pcommon.TraceID][]*node),
-		attemptWait:  make(map[tidKey][]*node),
 		procs:        newProcTable(),
 		runs:         newRunTable(cfg),
 		jobs:         newJobTable(cfg.Split),

@@ -109,10 +109,11 @@ func releaseReason(n *node, relReason int) int {
 // then.
 func (d deadlines) rootCut(arrival int64) int64 { return arrival + d.wait }
 
-// previousAttemptRoot is the latest a re-dispatched attempt's root, decided
-// now, waits for its previous attempt's root to link to (phaseAttempt,
-// §4.3): wait. After an outage a sender's retries can bring the previous
-// attempt's spans after its successor's.
+// previousAttemptRoot is when a re-dispatched attempt's root, decided now
+// before its previous attempt's root was seen, looks for it again and
+// leaves, linked or not (phaseAttempt, §4.3): wait later. After an outage a
+// sender's retries can bring the previous attempt's spans after its
+// successor's.
 func (d deadlines) previousAttemptRoot(now int64) int64 { return now + d.wait }
 
 // jobSettle is when a job span stops waiting for its trace's spans to
@@ -256,14 +257,15 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 // what else it waited for did not come: a parentless SERVER span whose
 // gym.rollout never left (no synthesized parent), a CLIENT span whose peer
 // no SERVER span taught (peer.service is the host:port it called), an
-// attempt's root whose previous attempt's root never came (no link).
+// attempt's root whose previous attempt's root did not come (no link).
 func (e *engine) giveUp(hs *heldSpan) {
 	switch hs.phase {
 	case phaseSynth:
 		e.r.synthMissed++
 	case phaseAttempt:
-		e.r.linksMissed++
-		e.dropAttemptWaiter(hs.n)
+		if !e.linkPreviousAttempt(hs) {
+			e.r.linksMissed++
+		}
 	}
 	e.emit(hs.n)
 	if hs.phase == phasePeer {
