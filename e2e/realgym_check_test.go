@@ -238,11 +238,12 @@ func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int
 	t.Helper()
 	var pending, accepted float64
 	var spans []outSpan
+	modelPosts, runs := 0, 0
 	onDisk := func() bool {
 		pending, _ = scrapeMetric(t, p.Metrics, "otelcol_processor_gym_pending_spans")
 		accepted, _ = scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans")
 		spans = readJSONLinesIfAny(t, filepath.Join(run.captureDir, "spans.jsonl"))
-		modelPosts, runs := 0, 0
+		modelPosts, runs = 0, 0
 		for _, s := range spans {
 			if s.Kind == "SpanKind.SERVER" && strings.HasSuffix(s.str("http.target")+s.str("url.path"), "/v1/responses") {
 				modelPosts++
@@ -255,8 +256,8 @@ func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int
 	}
 	ended := time.Now()
 	ok := waitFor(10*time.Second, onDisk)
-	t.Logf("observability off: %d spans on disk %s after the run's end (accepted %d, pending %d)",
-		len(spans), time.Since(ended).Round(100*time.Millisecond), int(accepted), int(pending))
+	t.Logf("observability off: %d spans on disk %s after the run's end (accepted %d, pending %d; model-server POSTs %d, agent POST /run %d)",
+		len(spans), time.Since(ended).Round(100*time.Millisecond), int(accepted), int(pending), modelPosts, runs)
 	require.True(t, ok, "every span on disk within 10 s of the run's end")
 	for _, s := range spans {
 		assert.Empty(t, s.str("nemo.gym.rollout.id"), "%s %s: observability off, no rollout id", s.service(), s.Name)
