@@ -90,7 +90,8 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 	if simErr != nil {
 		t.Logf("gymsim exited with %v: %d spans were never acknowledged", simErr, len(unacked))
 	}
-	run := &gymsimRun{dir: captureDir, truthByID: map[string]truthSpan{}, truthByRollout: map[string][]truthSpan{}, linksMissed: int(linksMissed)}
+	run := &gymsimRun{dir: captureDir, truthByID: map[string]truthSpan{}, truthByRollout: map[string][]truthSpan{}}
+	require.Zero(t, linksMissed, "attempt roots that left without their previous attempt's link (each waits up to wait for it)")
 	all := readJSONLines[truthSpan](t, truthPath)
 	combined := readJSONLines[outSpan](t, filepath.Join(captureDir, "spans.jsonl"))
 	written := map[string]int{}

@@ -159,10 +159,6 @@ type gymsimRun struct {
 	// its rollout files ("": {rollout_id}.spans.jsonl). Runs that share a
 	// capture dir set both.
 	runID, pathTemplate string
-	// linksMissed is how many attempt roots the collector reported leaving
-	// without their previous attempt's link (the crash tests: summed over
-	// its lives); that many roots may lack the link.
-	linksMissed int
 }
 
 // run is the run's id.
@@ -466,7 +462,7 @@ func checkGymsimRun(t *testing.T, tc gymsimCase, run *gymsimRun) {
 		checkSynthetic(t, tc, run, synthetic, byID)
 		checkJobLinks(t, tc, job, roots)
 		checkRolloutsFile(t, tc, run, roots)
-		checkPreviousAttempts(t, roots, run.linksMissed)
+		checkPreviousAttempts(t, roots)
 	}
 	if tc.httpClient {
 		trees(t)
@@ -719,10 +715,9 @@ func checkRolloutsFile(t *testing.T, tc gymsimCase, run *gymsimRun, roots map[st
 
 // checkPreviousAttempts: a re-dispatched attempt's root links to the root of
 // the attempt before it (§4.3).
-func checkPreviousAttempts(t *testing.T, roots map[string]outSpan, linksMissed int) {
+func checkPreviousAttempts(t *testing.T, roots map[string]outSpan) {
 	t.Helper()
 	prev := newTally(t, "a re-dispatched attempt's root links to the previous attempt's root (§4.3)")
-	unlinked := 0
 	for r, root := range roots {
 		i := strings.LastIndex(r, "-a")
 		if i < 0 {
@@ -739,14 +734,7 @@ func checkPreviousAttempts(t *testing.T, roots map[string]outSpan, linksMissed i
 				links = append(links, tid+"/"+sid)
 			}
 		}
-		if len(links) == 0 && unlinked < linksMissed {
-			unlinked++ // one the collector reported it could not link
-			continue
-		}
 		prev.check(len(links) == 1 && links[0] == first.TraceID+"/"+first.SpanID, "root of %s links to %v, want [%s/%s]", r, links, first.TraceID, first.SpanID)
-	}
-	if linksMissed > 0 {
-		t.Logf("%d attempt roots without their link, of %d the collector reported", unlinked, linksMissed)
 	}
 	prev.report()
 }

@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,15 +69,10 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 		checkRolloutShape(t, m, r, spans, run.exchanges[r])
 	}
 
-	// A span outside every rollout has no rollout evidence and no ancestor in
-	// a rollout (it would have got the id downward, design §4.2).
-	lost := lostRolloutSpans(run.combined)
-	known := knownRolloutLoss(m, run, lost)
-	if known != "" {
-		t.Logf("KNOWN PRODUCT ISSUE, see %s: %d spans left without the rollout id their ancestors have: %v", known, len(lost), lost)
-	} else {
-		assert.Empty(t, lost, "spans without the rollout id their ancestors or URLs give")
-	}
+	// A span outside every rollout has no rollout evidence, no ancestor in a
+	// rollout (it would have got the id downward, design §4.2), and not one
+	// rollout below it (upward).
+	assert.Empty(t, lostRolloutSpans(run.combined), "spans without the rollout id their URLs, ancestors or descendants give")
 
 	// rollouts.jsonl: one line per rollout.
 	lines := rolloutsFileIDs(filepath.Join(run.captureDir, "rollouts.jsonl"))
@@ -95,41 +91,38 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 		assert.Contains(t, edges, e, "service-map edge %s → %s (edges: %v)", e[0], e[1], edges)
 	}
 
-	checkRealGymRecipes(t, m, run, known != "")
-}
-
-// knownRolloutLoss names the regression test of the known product issue
-// that explains the spans lost in a live run, or "" when none does. Both
-// depend on when each process's SDK batch arrives, so a live run shows them
-// on some runs only; the replays in realgym_known_issues_test.go show them
-// every time.
-func knownRolloutLoss(m realGymMode, run *realGymRun, lost []string) string {
-	if len(lost) == 0 || !run.live {
-		return ""
-	}
-	if !m.serverTyped {
-		// Generic instrumentation: the run passed through, or the first wave
-		// of a process with no evidence of its own waited only `wait`.
-		return "TestRealGymReplayStartupGap"
-	}
-	for _, l := range lost {
-		if !strings.Contains(l, " POST /run") {
-			return ""
-		}
-	}
-	// Gym's telemetry: only /run spans (the environment server's, the
-	// agent's first ASGI receives) arrived a batch before their evidence.
-	return "TestRealGymReplayEnvironmentServerFirst"
+	checkRealGymRecipes(t, m, run)
 }
 
 // lostRolloutSpans lists the spans without a rollout id that have rollout
-// evidence in a URL, or an ancestor in a rollout.
+// evidence in a URL, an ancestor in a rollout, or descendants with rollout
+// ids that all name one rollout (job spans aside). Parents are followed by
+// span id across traces (the split keeps every parent id but a cut root's).
 func lostRolloutSpans(spans []outSpan) []string {
 	byID := map[string]outSpan{}
 	for _, s := range spans {
 		byID[s.SpanID] = s
 	}
 	var lost []string
+	below := map[string]map[string]bool{} // span id → rollout ids of its descendants
+	for _, s := range spans {
+		r := s.str("nemo.gym.rollout.id")
+		if r == "" {
+			continue
+		}
+		for p, hops := byID[s.ParentSpanID], 0; p.SpanID != "" && hops < 64; p, hops = byID[p.ParentSpanID], hops+1 {
+			if below[p.SpanID] == nil {
+				below[p.SpanID] = map[string]bool{}
+			}
+			below[p.SpanID][r] = true
+		}
+	}
+	for id, rs := range below {
+		s := byID[id]
+		if s.str("nemo.gym.rollout.id") == "" && len(rs) == 1 && s.Name != "gym.job" {
+			lost = append(lost, fmt.Sprintf("%s (%s %s above spans of rollout %v only)", s.SpanID, s.service(), s.Name, keys(rs)))
+		}
+	}
 	for _, s := range spans {
 		if s.str("nemo.gym.rollout.id") != "" {
 			continue
@@ -177,7 +170,7 @@ func checkRolloutShape(t *testing.T, m realGymMode, r string, spans []outSpan, c
 
 // checkRealGymRecipes runs the seed page's jq recipes (with *.log replaced by
 // spans.jsonl) and the README's "Debug rollout" recipes as written.
-func checkRealGymRecipes(t *testing.T, m realGymMode, run *realGymRun, knownLoss bool) {
+func checkRealGymRecipes(t *testing.T, m realGymMode, run *realGymRun) {
 	// From a trace, find the rollout.
 	out, err := runCmd(t, time.Minute, nil, "bash", "-c",
 		`cd "$1" && jq -r 'select(.attributes."nemo.gym.rollout.id") | .attributes."nemo.gym.rollout.id"' spans.jsonl | sort -u`, "recipe", run.captureDir)
@@ -189,10 +182,6 @@ func checkRealGymRecipes(t *testing.T, m realGymMode, run *realGymRun, knownLoss
 	for _, r := range run.rollouts {
 		got := services[rolloutTraceID(m.runID, r)]
 		for _, svc := range []string{m.env_, m.agent, m.model, m.resources} {
-			if !got[svc] && knownLoss && svc == m.env_ {
-				t.Logf("KNOWN PRODUCT ISSUE (above): the trace of rollout %s has no spans of %s", r, svc)
-				continue
-			}
 			assert.True(t, got[svc], "the trace of rollout %s has spans of %s (it has %v)", r, svc, got)
 		}
 	}
@@ -240,5 +229,64 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// checkPassedThroughSoon (issue #25): in a run with Gym's observability off,
+// within 10 s of the run's end, with the collector still running, the gym
+// processor holds nothing, every span the receiver accepted is in
+// spans.jsonl, among them a model-server POST for each model call and the
+// agent's POST /run for each rollout; none has a rollout id.
+func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int) {
+	t.Helper()
+	var pending, accepted float64
+	var spans []outSpan
+	modelPosts, runs := 0, 0
+	onDisk := func() bool {
+		pending, _ = scrapeMetric(t, p.Metrics, "otelcol_processor_gym_pending_spans")
+		accepted, _ = scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans")
+		spans = readJSONLinesIfAny(t, filepath.Join(run.captureDir, "spans.jsonl"))
+		modelPosts, runs = 0, 0
+		for _, s := range spans {
+			if s.Kind == "SpanKind.SERVER" && strings.HasSuffix(s.str("http.target")+s.str("url.path"), "/v1/responses") {
+				modelPosts++
+			}
+			if s.Kind == "SpanKind.SERVER" && s.Name == "POST /run" && strings.HasSuffix(s.service(), "simple_agent") {
+				runs++
+			}
+		}
+		return pending == 0 && accepted > 0 && float64(len(spans)) == accepted && modelPosts >= 2*rollouts && runs >= rollouts
+	}
+	ended := time.Now()
+	ok := waitFor(10*time.Second, onDisk)
+	t.Logf("observability off: %d spans on disk %s after the run's end (accepted %d, pending %d; model-server POSTs %d, agent POST /run %d)",
+		len(spans), time.Since(ended).Round(100*time.Millisecond), int(accepted), int(pending), modelPosts, runs)
+	require.True(t, ok, "every span on disk within 10 s of the run's end")
+	for _, s := range spans {
+		assert.Empty(t, s.str("nemo.gym.rollout.id"), "%s %s: observability off, no rollout id", s.service(), s.Name)
+	}
+	run.accepted, run.combined = accepted, spans
+}
+
+// readJSONLinesIfAny reads the whole lines of a file another process is
+// appending to: none when it does not exist yet, and not a last line still
+// without its newline.
+func readJSONLinesIfAny(t *testing.T, path string) []outSpan {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out []outSpan
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		var s outSpan
+		require.NoError(t, json.Unmarshal(b[:i], &s), "%s: %s", path, b[:i])
+		out = append(out, s)
+		b = b[i+1:]
+	}
 	return out
 }

@@ -6,7 +6,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,46 +16,22 @@ import (
 )
 
 // Regression tests of what real NeMo Gym traffic showed to be wrong in the
-// product (issue #17), replayed from ../testdata/real_gym_*/ with the arrival
-// gap that made it go wrong in the real run, at a tenth of the shipped
-// timings (wait 3s, settle 500ms). What is left here is what the design's
-// first rule does to a run without nemo.gym.server.type, kept as a
-// reproduction and skipped unless OTELCOL_GYM_KNOWN_ISSUES=1 (README,
-// "Choices where the design is silent"). The environment-server spans the
+// product (issues #17 and #25), replayed from ../testdata/real_gym_*/ with
+// the arrival gap that made it go wrong in the real run, at a tenth of the
+// shipped timings (wait 3s, settle 500ms). The environment-server spans the
 // real run lost are covered by the processor's
 // TestEnvironmentServerSpansWaitForTheirRollout.
 
-const knownIssuesEnv = "OTELCOL_GYM_KNOWN_ISSUES"
-
-func skipKnownIssue(t *testing.T, why string) {
-	if os.Getenv(knownIssuesEnv) == "" {
-		t.Skipf("known product issue (%s=1 runs it): %s", knownIssuesEnv, why)
-	}
-}
-
 // TestRealGymReplayStartupGap: generic OpenTelemetry instrumentation of Gym
-// (no nemo.gym.server.type on any process). design §4.2 keeps the first-draft
-// rule for such a run: an undecided span of a process that has shown no
-// evidence waits at most `wait`, and a run with no evidence within `wait`
-// passes through. Real Gym trips both. Its servers send their start-up spans
-// (health checks, GET /global_config_dict_yaml), then nothing until `gym
-// eval run` has imported and dispatched (30 s to 3 min here), and the run
-// passes through; and the environment server (legacy_agent), whose /run
-// carries no rollout id in any URL, never shows evidence of its own, so its
-// spans that come a batch before the agent's (the http.request receive of
-// its POST /run ends when the request arrives) wait only `wait`. In the real
-// runs 5 and 32 spans left without the rollout id their parents got (the
-// resources server's ASGI spans under a /ng-rollout/ SERVER span, the
-// environment server's and the agent's /run ASGI spans); this replay pauses
-// twice `wait` between the start-up requests and the first rollout's.
-// The fix needs a design decision: give runs without nemo.gym.server.type the
-// rule runs with it have (wait by what the run shows, not by how long it was
-// quiet), e.g. count a process as serving rollouts once its SERVER spans
-// show http.route /run or a /ng-rollout/ URL, and hold a pending child whose
-// parent is expected (its parent span id is unknown yet) as long as a
-// rollout could still name it.
+// (no nemo.gym.server.type on any process, rollout ids only in URLs). Its
+// servers send their start-up spans (health checks, GET
+// /global_config_dict_yaml), then nothing until `gym eval run` has imported
+// and dispatched (30 s to 3 min in the real runs, against a `wait` of 30 s);
+// here the replay pauses twice `wait` between the start-up requests and the
+// first rollout's. Nothing passes through for being quiet, and a span whose
+// parent has not arrived waits for it (design §4.2): every span that an
+// ancestor or a URL puts in a rollout leaves with its id.
 func TestRealGymReplayStartupGap(t *testing.T) {
-	skipKnownIssue(t, "a run without nemo.gym.server.type passes through when Gym's start-up outlasts `wait`, and spans in flight lose their rollout ids")
 	rec, m, requests := readRealGymRecording(t, filepath.Join(realGymGoldenDir, "real_gym_generic_otel"))
 	first := firstRequestWith(t, requests, func(s otlpSpan) bool { return s.Name == "POST /run" })
 	require.Positive(t, first, "the recording starts with Gym's start-up requests")

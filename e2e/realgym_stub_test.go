@@ -18,21 +18,24 @@ import (
 // openai_model server at (issue #17): GET /v1/models lists one model, and
 // POST /v1/responses answers, after delay, with a get_weather tool call when
 // the input holds no tool output yet and with a final message when it does:
-// the two model calls of an example_single_tool_call rollout.
+// the two model calls of an example_single_tool_call rollout. The first call
+// of a rollout (the tool call) answers after firstDelay when that is longer:
+// a cold or loaded vLLM server.
 type stubModel struct {
-	URL   string // base URL, ending in /v1
-	delay time.Duration
-	calls atomic.Int64 // POST /v1/responses answered
-	seq   atomic.Int64
+	URL        string // base URL, ending in /v1
+	delay      time.Duration
+	firstDelay time.Duration
+	calls      atomic.Int64 // POST /v1/responses answered
+	seq        atomic.Int64
 }
 
-func startStubModel(t testing.TB, delay time.Duration) *stubModel {
+func startStubModel(t testing.TB, delay, firstDelay time.Duration) *stubModel {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &stubModel{URL: fmt.Sprintf("http://%s/v1", l.Addr()), delay: delay}
+	m := &stubModel{URL: fmt.Sprintf("http://%s/v1", l.Addr()), delay: delay, firstDelay: firstDelay}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		writeStubJSON(w, map[string]any{"object": "list", "data": []any{
@@ -55,11 +58,6 @@ func (m *stubModel) responses(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	select {
-	case <-time.After(m.delay):
-	case <-r.Context().Done():
-		return
-	}
 	toolAnswered := false
 	for _, item := range body.Input {
 		var it struct {
@@ -68,6 +66,15 @@ func (m *stubModel) responses(w http.ResponseWriter, r *http.Request) {
 		if json.Unmarshal(item, &it) == nil && it.Type == "function_call_output" {
 			toolAnswered = true
 		}
+	}
+	delay := m.delay
+	if !toolAnswered {
+		delay = max(delay, m.firstDelay)
+	}
+	select {
+	case <-time.After(delay):
+	case <-r.Context().Done():
+		return
 	}
 	n := m.seq.Add(1)
 	var output []any
@@ -108,7 +115,7 @@ func writeStubJSON(w http.ResponseWriter, v any) {
 
 // TestStubModel checks the stub's two answers without Gym.
 func TestStubModel(t *testing.T) {
-	m := startStubModel(t, 10*time.Millisecond)
+	m := startStubModel(t, 10*time.Millisecond, 0)
 	post := func(input string) map[string]any {
 		resp, err := http.Post(m.URL+"/responses", "application/json", strings.NewReader(`{"model":"stub","input":`+input+`}`))
 		if err != nil {

@@ -74,8 +74,6 @@ type realGymMode struct {
 	driver, env_, agent, model, resources string
 	// driverTraced: the `gym eval run --no-serve` process emits spans.
 	driverTraced bool
-	// serverTyped: Gym's processes carry nemo.gym.server.type.
-	serverTyped bool
 }
 
 func realGymModes() []realGymMode {
@@ -111,7 +109,7 @@ func realGymModes() []realGymMode {
 			},
 			driver: "", env_: "nemo-gym/example_single_tool_call_environment_server",
 			agent: "nemo-gym/example_single_tool_call_simple_agent", model: "nemo-gym/policy_model",
-			resources: "nemo-gym/example_single_tool_call", serverTyped: true,
+			resources: "nemo-gym/example_single_tool_call",
 		},
 	}
 }
@@ -128,10 +126,40 @@ func TestRealGym(t *testing.T) {
 	venv := realGymVenv(t)
 	for _, m := range realGymModes() {
 		t.Run(m.name, func(t *testing.T) {
-			run := runRealGym(t, venv, m)
+			run := runRealGym(t, venv, m, realGymOpts{observability: true})
 			checkRealGym(t, m, run)
 		})
 	}
+}
+
+// realGymOpts are the timings and Gym settings of one run.
+type realGymOpts struct {
+	observability bool // Gym's observability_enabled
+	// slow, when set, is the gym processor's wait in a run whose first model
+	// call of each rollout and whose gap between the servers' start-up and
+	// `gym eval run` both take 1.5 × wait (issue #25: 45 s each against the
+	// shipped 30 s), with settle and the SDKs' batch delay at wait/6.
+	slow time.Duration
+}
+
+// TestRealGymGenericSlow (issue #25): Gym under generic OpenTelemetry
+// instrumentation, with a first model call of each rollout slower than
+// `wait` and a start-up gap longer than `wait`, at a tenth of the real
+// run's timings. With observability on, every span that an ancestor or a
+// descendant puts in a rollout carries its id and is in its file; with it
+// off, every span is on disk within 10 s of the run's end, the collector
+// still running.
+func TestRealGymGenericSlow(t *testing.T) {
+	venv := realGymVenv(t)
+	m := realGymModes()[0]
+	require.Equal(t, "generic_otel", m.name)
+	t.Run("observability_on", func(t *testing.T) {
+		run := runRealGym(t, venv, m, realGymOpts{observability: true, slow: 3 * time.Second})
+		checkRealGym(t, m, run)
+	})
+	t.Run("observability_off", func(t *testing.T) {
+		runRealGym(t, venv, m, realGymOpts{slow: 3 * time.Second})
+	})
 }
 
 // realGymRun is what one run left.
@@ -145,7 +173,7 @@ type realGymRun struct {
 	collectorLog    string
 }
 
-func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
+func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {
 	repo := repoRoot(t)
 	dir := t.TempDir()
 	if keep := os.Getenv(realGymOutEnv); keep != "" {
@@ -156,8 +184,16 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{}}
 	require.NoError(t, os.MkdirAll(run.captureDir, 0o750))
 
-	col, p := startRealGymCollector(t, run, nil)
-	model := startStubModel(t, realGymModelDelay)
+	var edit func(string) string
+	var firstCall time.Duration
+	if o.slow > 0 {
+		edit = func(cfg string) string {
+			return strings.Replace(cfg, "  gym:\n", fmt.Sprintf("  gym:\n    wait: %s\n    settle: %s\n", o.slow, o.slow/6), 1)
+		}
+		firstCall = o.slow * 3 / 2
+	}
+	col, p := startRealGymCollector(t, run, edit)
+	model := startStubModel(t, realGymModelDelay, firstCall)
 
 	// The prebuilt venv under every server's uv_venv_dir path.
 	venvs := filepath.Join(dir, "venvs")
@@ -173,9 +209,12 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
 		"RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1",
 	}, m.env(repo, p)...)
+	if o.slow > 0 {
+		env = append(env, fmt.Sprintf("OTEL_BSP_SCHEDULE_DELAY=%d", (o.slow/6).Milliseconds()))
+	}
 	gym := filepath.Join(venv, "bin", "gym")
 	common := []string{
-		"++observability_enabled=true", "++model_call_capture_dir=" + run.captureDir,
+		fmt.Sprintf("++observability_enabled=%v", o.observability), "++model_call_capture_dir=" + run.captureDir,
 	}
 
 	start := time.Now()
@@ -206,6 +245,9 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 	for _, d := range realGymServerDirs {
 		assert.Contains(t, envStart.log(), "from venv "+filepath.Join(venvs, d, ".venv"), "%s ran from the prebuilt venv", d)
 	}
+	if o.slow > 0 {
+		time.Sleep(o.slow * 3 / 2) // the start-up gap under test, not synchronization
+	}
 
 	dataset := filepath.Join(venv, "lib", "python3.13", "site-packages", "resources_servers", "example_single_tool_call", "data", "example.jsonl")
 	output := filepath.Join(dir, "gym-output", "rollouts.jsonl")
@@ -226,6 +268,12 @@ func runRealGym(t *testing.T, venv string, m realGymMode) *realGymRun {
 	run.rollouts = gymRolloutIDs(t, output)
 	require.Len(t, run.rollouts, realGymTasks*realGymRepeats, "rollouts in Gym's output")
 	assert.EqualValues(t, 2*len(run.rollouts), model.calls.Load(), "model calls: a tool call and a final message per rollout")
+	if !o.observability {
+		checkPassedThroughSoon(t, p, run, len(run.rollouts))
+		envStart.stop(t)
+		require.NoError(t, col.stop(), "collector exit")
+		return run
+	}
 
 	// Every rollout's root reaches rollouts.jsonl once its spans arrived and
 	// settled (the SDK sends a batch every 5 s; an upward decision takes

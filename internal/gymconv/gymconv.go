@@ -61,19 +61,6 @@ const (
 	ServerTypeOrchestrator = "orchestrator"
 )
 
-// ServesRollouts reports whether a server of this type takes part in
-// rollouts: Gym's agents, model servers and resources servers do, and the
-// environment servers of nemo-gym 0.7.0, which take a rollout's /run from
-// the driver and call the agent's (their spans learn their rollout only
-// when the agent's gym.rollout arrives, as the agent's own POST /run does).
-func ServesRollouts(serverType string) bool {
-	switch serverType {
-	case ServerTypeAgent, ServerTypeModel, ServerTypeResources, ServerTypeEnvironment:
-		return true
-	}
-	return false
-}
-
 // URLPrefix is the path segment before a rollout id in Gym's URLs
 // (/ng-rollout/<id>/...).
 const URLPrefix = "ng-rollout"

@@ -46,17 +46,6 @@ func TestSafeFileIDBound(t *testing.T) {
 	}
 }
 
-func TestServesRollouts(t *testing.T) {
-	for typ, want := range map[string]bool{
-		ServerTypeAgent: true, ServerTypeModel: true, ServerTypeResources: true, ServerTypeEnvironment: true,
-		ServerTypeOrchestrator: false, "": false, "responses_api_model": false,
-	} {
-		if got := ServesRollouts(typ); got != want {
-			t.Errorf("ServesRollouts(%q) = %v, want %v", typ, got, want)
-		}
-	}
-}
-
 func TestServiceFirstPresentWins(t *testing.T) {
 	res := pcommon.NewMap()
 	res.PutStr(ServiceNameAttribute, "gym-bench")

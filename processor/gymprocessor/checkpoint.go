@@ -307,7 +307,7 @@ func (s *snapshotter) write() {
 		w.i(r.firstSeen)
 		w.i(int64(r.held))
 		w.flag(r.evidence)
-		w.flag(r.typed)
+		w.flag(false) // unused: keeps the format
 		w.flag(r.observabilityOff)
 		w.flag(r.checked)
 		w.flag(r.passThrough)
@@ -322,8 +322,8 @@ func (s *snapshotter) write() {
 		k, in := inProcs[p]
 		w.flag(in)
 		w.str(k)
-		w.flag(p.evidence)
-		w.flag(p.rolloutServer)
+		w.flag(false) // unused (two flags): keeps the format
+		w.flag(false)
 		w.i(int64(p.held))
 		w.str(p.orgScope)
 	}
@@ -586,7 +586,7 @@ func (e *engine) restore(data []byte) error {
 	for i := range runs {
 		in, key := r.flag(), r.str()
 		rs := &runState{id: r.str(), firstSeen: r.i(), held: int32(r.i())}
-		rs.evidence, rs.typed, rs.observabilityOff, rs.checked, rs.passThrough = r.flag(), r.flag(), r.flag(), r.flag(), r.flag()
+		rs.evidence, _, rs.observabilityOff, rs.checked, rs.passThrough = r.flag(), r.flag(), r.flag(), r.flag(), r.flag()
 		rs.service, rs.serviceOrch, rs.manyService = r.str(), r.flag(), r.flag()
 		runs[i] = rs
 		if in {
@@ -597,7 +597,8 @@ func (e *engine) restore(data []byte) error {
 	var procTable []keyed[*procState]
 	for i := range procs {
 		in, key := r.flag(), r.str()
-		p := &procState{evidence: r.flag(), rolloutServer: r.flag(), held: int32(r.i()), orgScope: r.str()}
+		_, _ = r.flag(), r.flag() // unused
+		p := &procState{held: int32(r.i()), orgScope: r.str()}
 		procs[i] = p
 		if in {
 			procTable = append(procTable, keyed[*procState]{key, p})

@@ -40,6 +40,14 @@ type Config struct {
 	// Default: "nemo.run.id".
 	RunAttribute string `mapstructure:"run_attribute"`
 
+	// ModelRoutes are the URL paths of a model server's calls. A SERVER POST
+	// on one without the /<url_prefix>/ prefix, before any rollout evidence
+	// in its run, shows that Gym's observability is off: the run then passes
+	// through without waiting (design §4.2). Empty: only a gym.rollout span
+	// without a rollout id shows it. Default: [/v1/responses,
+	// /v1/chat/completions, /v1/completions].
+	ModelRoutes []string `mapstructure:"model_routes"`
+
 	// JobSpanNames are the names of spans that wrap a whole run; they never
 	// become part of a rollout, and a rollout root whose parent is one is cut
 	// with link type "job". With split on, a job span is held settle, then
@@ -51,13 +59,15 @@ type Config struct {
 	// It should be at least the senders' batch delay. Default: 5s.
 	Settle time.Duration `mapstructure:"settle"`
 
-	// Wait is the longest an undecided span waits while its process has shown
-	// no rollout evidence, and the longest a rollout root waits for its parent.
-	// Default: 30s.
+	// Wait is the longest an undecided root waits for spans below it, a
+	// rollout root for its parent, and a re-dispatched attempt's root for its
+	// previous attempt's root. Default: 30s.
 	Wait time.Duration `mapstructure:"wait"`
 
-	// RolloutWait is the longest an undecided span waits once its process has
-	// shown rollout evidence. Default: 2h.
+	// RolloutWait is the longest an undecided span waits for its parent to
+	// arrive and decide (a parent still open, such as POST /run while its
+	// rollout runs), and a parentless SERVER span with evidence for its
+	// rollout's gym.rollout. Default: 2h.
 	RolloutWait time.Duration `mapstructure:"rollout_wait"`
 
 	// PromoteToResource regroups the output so that each ResourceSpans holds one
@@ -181,6 +191,11 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Split.MaxTrackedRoots <= 0 {
 		errs = append(errs, fmt.Errorf("split.max_tracked_roots: must be positive, got %d", cfg.Split.MaxTrackedRoots))
+	}
+	for _, r := range cfg.ModelRoutes {
+		if !strings.HasPrefix(r, "/") {
+			errs = append(errs, fmt.Errorf("model_routes: %q must be a URL path starting with /", r))
+		}
 	}
 	for hostport, svc := range cfg.ServiceMap.Peers {
 		if !strings.Contains(hostport, ":") || svc == "" {

@@ -36,6 +36,7 @@ func TestLoadConfig(t *testing.T) {
 	custom, err := load(component.NewIDWithName(componentType, "custom"))
 	require.NoError(t, err)
 	assert.Equal(t, "gym.rollout", custom.RolloutAttribute)
+	assert.Equal(t, []string{"/generate"}, custom.ModelRoutes)
 	assert.Equal(t, []string{"gym.job", "rl.train"}, custom.JobSpanNames)
 	assert.Equal(t, 2*time.Second, custom.Settle)
 	assert.Equal(t, time.Hour, custom.RolloutWait)

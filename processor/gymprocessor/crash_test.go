@@ -28,6 +28,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"pgregory.net/rapid"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // memStorage is a storage extension that keeps its keys in memory and
@@ -250,6 +252,38 @@ func TestCrashResumesDeadlines(t *testing.T) {
 	h.tickAt(cfg.Wait)
 	require.Zero(t, h.pending(), "POST /run is cut from its parent, which never came")
 	assert.Len(t, normalize(h.sink.AllTraces()), len(rest)+1, "every span once")
+}
+
+// A re-dispatched attempt's root waiting for its previous attempt's root
+// (phaseAttempt) is held again after a kill -9, still waiting for it, and
+// links to it when it comes.
+func TestCrashAttemptRootKeepsWaitingForItsPrevious(t *testing.T) {
+	cfg := coreConfig()
+	h := newCrashHarness(t, cfg)
+	early, late := firstAttemptLast(t)
+	total := early.SpanCount() + late.SpanCount()
+	h.consume(early)
+	h.tickAt(cfg.Wait) // the later attempts' roots are decided; 12-3-a1's waits
+	require.Equal(t, 1, h.pending(), "12-3-a1's root waits for 12-3's")
+	h.kill()
+	h.start()
+	require.Equal(t, 1, h.pending(), "and waits again after the restart")
+	h.consume(late)
+	h.tickAt(cfg.Settle)
+	h.tickAt(cfg.Wait)
+	require.Zero(t, h.pending())
+	linked := false
+	ids := map[string]bool{} // a round delivered before its mark is delivered again (a kill -9 duplicates, never loses)
+	for _, s := range normalize(h.sink.AllTraces()) {
+		ids[s.SpanID] = true
+		if s.Rollout == "12-3-a1" && s.Attributes[gymconv.RolloutRootAttribute] == true {
+			for _, l := range s.Links {
+				linked = linked || l.Attributes["nemo.gym.link.type"] == "previous_attempt"
+			}
+		}
+	}
+	assert.True(t, linked, "12-3-a1's root links to 12-3's")
+	assert.Len(t, ids, total, "every span")
 }
 
 // Kill the processor at a random point of a random run, maybe between a

@@ -9,12 +9,13 @@ const (
 	reasonConflict                // spans of several rollouts below it
 	reasonBound                   // max_pending_spans / max_pending_bytes
 	reasonShutdown                // the processor shut down
-	reasonNoEvidence              // its run showed no rollout evidence within wait, and is not typed (§4.2)
+	reasonParentMissing           // its parent did not arrive within rollout_wait
+	reasonParentNone              // its parent left in no rollout
 	reasonObservabilityOff        // its run showed that Gym's observability is off
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"wait", "conflict", "bound", "shutdown", "no_evidence", "observability_off"}
+var reasonNames = [numReasons]string{"wait", "conflict", "bound", "shutdown", "parent_missing", "parent_none", "observability_off"}
 
 // register makes n wait on its undecided parent: it is told when the parent
 // decides (notifyWaiters).
@@ -124,17 +125,27 @@ func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
 		if cut {
 			e.jobs.add(n.key.trace, ref, e.now)
 		}
-		if prev, ok := previousAttempt(n.rollout); ok {
-			hs.prev, hs.hasPrev = e.roots.get(k, prev)
-			if !hs.hasPrev {
-				// Not seen yet (after an outage a sender's retry can bring it
-				// after its successor's), or forgotten: no link.
-				e.r.linksMissed++
-			}
-		}
 		e.roots.put(k, n.rollout, ref)
+		if !e.linkPreviousAttempt(hs) {
+			// Not seen yet: after an outage a sender's retries can bring
+			// it after its successor's.
+			e.setDeadline(hs, phaseAttempt, e.dl.previousAttemptRoot(e.now))
+			return
+		}
 	}
 	e.emit(n)
+}
+
+// linkPreviousAttempt gives the root hs of a re-dispatched attempt its link
+// to the previous attempt's root, when that is known. It reports false when
+// hs is such a root and the previous one is not known.
+func (e *engine) linkPreviousAttempt(hs *heldSpan) bool {
+	prev, ok := previousAttempt(hs.n.rollout)
+	if !ok {
+		return true
+	}
+	hs.prev, hs.hasPrev = e.roots.get(rolloutKey(hs.origin.info.run.id, hs.n.key.trace), prev)
+	return hs.hasPrev
 }
 
 // releaseNone lets n leave in no rollout, as it stands.
@@ -174,9 +185,9 @@ func (e *engine) propagateUp(n *node) {
 }
 
 // notifyWaiters tells the held children of n that n changed: an undecided
-// child takes n's rollout downward (or, when n left in none, waits no longer
-// than a span with nothing to come down to it), an upward child learns
-// whether it is cut.
+// child takes n's rollout downward, or, when n left in none and the child's
+// upward decision found nothing, leaves now in none too (§4.2); an upward
+// child learns whether it is cut.
 func (e *engine) notifyWaiters(n *node) {
 	if len(n.waiters) == 0 {
 		return
@@ -193,11 +204,7 @@ func (e *engine) notifyWaiters(n *node) {
 		case w.how == howUpward && w.held.phase == phaseCut:
 			e.resolveRoot(w, false)
 		case w.how == howUndecided && n.how == howNone && w.held.phase == phaseRelease:
-			// Nothing can come down to w any more: it waits no longer than
-			// the rule for such a span says.
-			if d := e.dl.undecidedRelease(w.held); d < w.held.deadline {
-				e.setDeadline(w.held, phaseRelease, d)
-			}
+			e.releaseNone(w, reasonParentNone)
 		}
 	}
 	// Those still waiting stay, after any registered meanwhile; with none

@@ -25,10 +25,10 @@ var problemNames = [numProblems]string{"no_rollout_evidence", "server_without_pa
 const logEvery = time.Minute
 
 var problemHelp = [numProblems]string{
-	"Spans arrive but neither rollout evidence nor a sign that Gym's observability is off appeared within `wait` of a run's first span. If Gym runs with observability_enabled off, set it to true so rollout ids exist. A run whose processes set nemo.gym.server.type keeps waiting for its first rollout (its rollout servers' spans wait up to rollout_wait); a run without it now passes through unchanged",
+	"Spans arrive but neither a rollout id nor a sign that Gym's observability is off appeared within `wait` of a run's first span. The gym processor keeps going as for any run: a span whose parent has not arrived waits for it (up to rollout_wait), other spans leave at most `wait` after their root, and rollout ids are added when they appear. If this is a Gym run, check that Gym's observability_enabled is true (otherwise no rollout ids exist)",
 	"SERVER spans arrive with no parent: the http_client span group is off, or the calling process has no telemetry, so no traceparent reaches the server",
 	"Only orchestrator spans arrive for a run: the servers never initialized telemetry (NEMO_GYM_OTEL_ENABLED must reach each server process)",
-	"Gym's observability is off in a run (a gym.rollout span without a rollout id, or a model-server POST without the /ng-rollout/ prefix): Gym puts no rollout ids anywhere, so the run's spans now pass through unchanged, without waiting. Set observability_enabled: true in Gym's config to get one trace and one file per rollout",
+	"Gym's observability is off in a run (a gym.rollout span without a rollout id, or a POST on a model route without the /ng-rollout/ prefix): Gym puts no rollout ids anywhere, so the run's spans now pass through unchanged, without waiting, until a rollout id appears in it. Set observability_enabled: true in Gym's config to get one trace and one file per rollout",
 }
 
 // diagnostics logs, rate-limited, the setup problems of design §4.5 and

@@ -241,7 +241,7 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 	r.received++
 	ev := sf.ev
 	if ev != "" {
-		e.noteEvidence(info)
+		e.noteEvidence(info.run)
 	} else if sf.observabilityOff && !info.run.evidence {
 		e.noteObservabilityOff(info.run)
 	}

@@ -18,15 +18,18 @@ import (
 type evidenceFinder struct {
 	attr     string
 	urlAttrs []string
-	marker   string         // "/<url_prefix>/"
-	re       *regexp.Regexp // nil when the default pattern is matched by hand
+	marker   string // "/<url_prefix>/"
+	// modelRoutes: the paths of a model server's calls (model_routes).
+	modelRoutes []string
+	re          *regexp.Regexp // nil when the default pattern is matched by hand
 }
 
 func newEvidenceFinder(cfg *Config) (*evidenceFinder, error) {
 	f := &evidenceFinder{
-		attr:     cfg.RolloutAttribute,
-		urlAttrs: cfg.URLAttributes,
-		marker:   "/" + cfg.URLPrefix + "/",
+		attr:        cfg.RolloutAttribute,
+		urlAttrs:    cfg.URLAttributes,
+		marker:      "/" + cfg.URLPrefix + "/",
+		modelRoutes: cfg.ModelRoutes,
 	}
 	if cfg.RolloutIDPattern != gymconv.RolloutIDPattern {
 		re, err := compileRolloutIDPattern(cfg.RolloutIDPattern)
@@ -110,15 +113,15 @@ func parseTraceIDHex(s string) (pcommon.TraceID, bool) {
 // observabilityOffSign reports whether a span without direct evidence shows
 // that Gym runs with observability off, so that no rollout id will come
 // (design §4.2): Gym's gym.rollout span without the rollout attribute (Gym
-// sets it on every gym.rollout once observability is on), or a POST that a
-// Gym model server received without the /<url_prefix>/ prefix (Gym prefixes
-// every model call of a rollout once observability is on). A POST without
-// any URL attribute shows nothing.
-func (f *evidenceFinder) observabilityOffSign(sp ptrace.Span, modelServer bool) bool {
+// sets it on every gym.rollout once observability is on), or a SERVER POST
+// on a model route (model_routes) without the /<url_prefix>/ prefix (Gym
+// prefixes every model call of a rollout once observability is on). A POST
+// without any URL attribute shows nothing.
+func (f *evidenceFinder) observabilityOffSign(sp ptrace.Span) bool {
 	if sp.Name() == gymconv.RolloutSpanName {
 		return true
 	}
-	if !modelServer || sp.Kind() != ptrace.SpanKindServer {
+	if sp.Kind() != ptrace.SpanKindServer {
 		return false
 	}
 	attrs := sp.Attributes()
@@ -127,7 +130,24 @@ func (f *evidenceFinder) observabilityOffSign(sp ptrace.Span, modelServer bool) 
 	}
 	for _, k := range f.urlAttrs {
 		if v, ok := attrs.Get(k); ok {
-			return v.Type() == pcommon.ValueTypeStr && !strings.Contains(v.Str(), f.marker)
+			return v.Type() == pcommon.ValueTypeStr && f.unprefixedModelRoute(v.Str())
+		}
+	}
+	return false
+}
+
+// unprefixedModelRoute reports whether the URL (or path) u is a model route
+// without the /<url_prefix>/ prefix.
+func (f *evidenceFinder) unprefixedModelRoute(u string) bool {
+	if strings.Contains(u, f.marker) {
+		return false
+	}
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	for _, r := range f.modelRoutes {
+		if strings.HasSuffix(u, r) {
+			return true
 		}
 	}
 	return false

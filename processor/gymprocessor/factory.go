@@ -39,6 +39,7 @@ func createDefaultConfig() component.Config {
 		RolloutIDPattern:  gymconv.RolloutIDPattern,
 		ServiceAttributes: gymconv.DefaultServiceAttributes(),
 		RunAttribute:      gymconv.RunAttribute,
+		ModelRoutes:       []string{"/v1/responses", "/v1/chat/completions", "/v1/completions"},
 		JobSpanNames:      []string{gymconv.JobSpanName},
 		Settle:            defaultSettle,
 		Wait:              defaultWait,

@@ -131,7 +131,7 @@ func TestFirstWaveEvidenceAfterWaitAndSettle(t *testing.T) {
 		assert.Equal(t, expectedTraceID(runID, "", r), s.TraceID, "%s of %s: one trace per rollout", s.Name, s.Service)
 	}
 	assert.Zero(t, h.metricSum(metricReleasedUndecided, "reason", "wait"))
-	assert.Zero(t, h.metricSum(metricReleasedUndecided, "reason", "no_evidence"))
+	assert.Zero(t, h.metricSum(metricReleasedUndecided, "reason", "parent_missing"))
 	assert.Zero(t, h.metricSum(metricSpansPassed))
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "no_rollout_evidence"),
 		"the run showed neither evidence nor observability off within wait: the diagnostic fires, but nothing passes through")
@@ -193,6 +193,43 @@ func TestObservabilityOffShownByUnprefixedModelPost(t *testing.T) {
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "observability_off"))
 }
 
+// (b) The model-route sign needs no nemo.gym.server.type: a SERVER POST on
+// a route of model_routes without the prefix shows it, on any process; a
+// POST on another route does not.
+func TestObservabilityOffShownByModelRouteWithoutServerType(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		routes []string
+		off    bool
+	}{
+		{"default routes", nil, true},
+		{"routes configured without /v1/responses", []string{"/generate"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := issueTimingConfig()
+			if c.routes != nil {
+				cfg.ModelRoutes = c.routes
+			}
+			h := newHarness(t, cfg)
+			h.consume(buildTraces(genericProcs, procOrder, []sdef{
+				undecided("recv", "run", "agent"),
+				{id: "other", trace: "o", name: "POST /seed_session", kind: ptrace.SpanKindServer, proc: "resources", attrs: map[string]any{"http.method": "POST", "url.full": "http://127.0.0.1:8002/seed_session"}},
+			}))
+			require.Equal(t, 2, h.pending())
+			h.consume(buildTraces(genericProcs, procOrder, []sdef{
+				{id: "model", trace: "m", name: "POST /v1/responses", kind: ptrace.SpanKindServer, proc: "agent", attrs: map[string]any{"http.method": "POST", "http.target": "/v1/responses?stream=false"}},
+			}))
+			if c.off {
+				assert.Zero(t, h.pending(), "the run showed observability off: what it held left in the same call")
+				assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "observability_off"))
+			} else {
+				assert.Equal(t, 3, h.pending())
+				assert.Zero(t, h.metricSum(metricSetupProblems, "problem", "observability_off"))
+			}
+		})
+	}
+}
+
 // (c) A mixed run: some of its rollouts have ids. Evidence after the sign
 // ends the pass-through for the spans that arrive after it.
 func TestMixedRunEvidenceEndsPassThrough(t *testing.T) {
@@ -249,11 +286,12 @@ func byID(spans []sdef, spanID string) sdef {
 	panic("no span " + spanID)
 }
 
-// (d) A run without nemo.gym.server.type anywhere keeps the first draft's
-// rule. Gym under generic OpenTelemetry instrumentation (rollout ids only in
-// URLs): with the first evidence after wait, the run passes through at
-// wait, and the evidence ends the pass-through.
-func TestUntypedRunKeepsTheFirstDraftRule(t *testing.T) {
+// (d) Gym under generic OpenTelemetry instrumentation: no
+// nemo.gym.server.type, rollout ids only in URLs, the first evidence after
+// wait and settle. Nothing passes through for being quiet: every span of
+// the rollout leaves with its id, in the rollout's trace, and the
+// diagnostic fires once.
+func TestGenericInstrumentationLosesNoRolloutID(t *testing.T) {
 	cfg := issueTimingConfig()
 	h := newHarness(t, cfg)
 	var spans []sdef
@@ -268,52 +306,71 @@ func TestUntypedRunKeepsTheFirstDraftRule(t *testing.T) {
 	require.Zero(t, h.pending())
 	out := h.out()
 	require.Len(t, out, len(spans))
-	releasedAtWait := 0
 	for _, s := range out {
-		d := byID(spans, s.SpanID)
-		if end := time.Duration(d.end) * unit; end < firstEvidence {
-			assert.Empty(t, s.Rollout, "the first draft's rule: %s left in the pass-through", s.Name)
-			if end < cfg.Wait {
-				releasedAtWait++
-			}
-			continue
-		}
-		assert.Equal(t, "0-0", s.Rollout, s.Name)
+		assert.Equal(t, "0-0", s.Rollout, "%s of %s", s.Name, s.Service)
+		assert.Equal(t, expectedTraceID(runID, "", "0-0"), s.TraceID, s.Name)
 	}
-	require.NotZero(t, releasedAtWait)
-	assert.Equal(t, int64(releasedAtWait), h.metricSum(metricReleasedUndecided, "reason", "no_evidence"))
+	assert.Zero(t, h.metricSum(metricSpansPassed))
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "no_rollout_evidence"))
 }
 
-// (d) A sender that is not Gym: no evidence ever, no server type. Its spans
-// pass through from wait on, unchanged.
-func TestSenderThatIsNotGymPassesThroughAfterWait(t *testing.T) {
+// (d) A sender that is not Gym: no Gym attributes, no evidence ever. It
+// loses nothing, nothing passes through unchanged for being quiet, and each
+// span leaves at most wait after its parent arrived: a root wait after it
+// arrived, its descendants with it, a span whose parent left first at its
+// own settle. A span whose parent never arrives leaves at rollout_wait.
+func TestSenderThatIsNotGymLosesNothing(t *testing.T) {
 	cfg := issueTimingConfig()
 	h := newHarness(t, cfg)
 	other := map[string]proc{"orchestrator": {service: "checkout", host: "web-1", pid: 7, run: "", scope: "io.opentelemetry.servlet"}}
-	td := func(id string) ptrace.Traces {
-		return buildTraces(other, procOrder, []sdef{
-			{id: id + "-child", parent: id, trace: "t-" + id, name: "SELECT", kind: ptrace.SpanKindClient, proc: "orchestrator", attrs: map[string]any{}},
-		})
+	mk := func(id, parent string) sdef {
+		return sdef{id: id, parent: parent, trace: "t", name: "op " + id, kind: ptrace.SpanKindInternal, proc: "orchestrator", attrs: map[string]any{}}
 	}
-	h.consume(td("a"))
-	require.Equal(t, 1, h.pending())
-	h.tickAt(cfg.Wait - time.Millisecond)
-	require.Equal(t, 1, h.pending())
-	h.tickAt(time.Millisecond)
+	send := func(ds ...sdef) { h.consume(buildTraces(other, procOrder, ds)) }
+	leftAt := map[string]time.Duration{}
+	now := time.Duration(0)
+	tick := func(d time.Duration) {
+		for step := 10 * time.Millisecond; d > 0; d -= step {
+			h.tickAt(step)
+			now += step
+			for _, s := range h.out() {
+				if _, ok := leftAt[s.Name]; !ok {
+					leftAt[s.Name] = now
+				}
+			}
+		}
+	}
+	// Children end, and arrive, before their parents.
+	send(mk("db", "handler"), mk("orphan", "never"))
+	tick(200 * time.Millisecond)
+	send(mk("handler", "root"))
+	tick(200 * time.Millisecond)
+	send(mk("root", ""))
+	tick(cfg.Wait + cfg.Settle)
+	send(mk("late", "root")) // after its parent left in no rollout
+	tick(2 * cfg.Settle)
+	require.Equal(t, 1, h.pending(), "only the span whose parent never arrives still waits")
+	assert.Equal(t, 400*time.Millisecond+cfg.Wait, leftAt["op root"], "a root waits wait")
+	assert.Equal(t, leftAt["op root"], leftAt["op handler"], "a child leaves with its parent")
+	assert.Equal(t, leftAt["op root"], leftAt["op db"])
+	assert.Equal(t, 400*time.Millisecond+cfg.Wait+cfg.Settle+cfg.Settle, leftAt["op late"], "a child of a parent that left: at its settle")
+	h.tickAt(cfg.RolloutWait)
 	require.Zero(t, h.pending())
-	h.consume(td("b"))
-	assert.Zero(t, h.pending(), "passing through after wait")
-	for _, s := range h.out() {
+	out := h.out()
+	require.Len(t, out, 5, "nothing lost")
+	for _, s := range out {
 		assert.Empty(t, s.Rollout)
 		assert.NotContains(t, s.Attributes, attrOriginalTraceID)
+		assert.Equal(t, traceIDOf("t").String(), s.TraceID)
 	}
-	assert.Equal(t, int64(1), h.metricSum(metricSpansPassed))
+	assert.Zero(t, h.metricSum(metricSpansPassed))
+	assert.Equal(t, int64(1), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	assert.Equal(t, int64(3), h.metricSum(metricReleasedUndecided, "reason", "parent_none"))
+	assert.Equal(t, int64(1), h.metricSum(metricReleasedUndecided, "reason", "parent_missing"))
 }
 
-// (e) A model server's startup and health-check roots, and their ASGI
-// children, leave after wait, not rollout_wait, although the model server
-// serves rollouts.
+// (e) A model server's startup and health-check roots leave wait after they
+// arrived, and their ASGI children with them, not at rollout_wait.
 func TestModelServerStartupSpansLeaveAfterWait(t *testing.T) {
 	cfg := testConfig()
 	h := newHarness(t, cfg)
@@ -328,10 +385,13 @@ func TestModelServerStartupSpansLeaveAfterWait(t *testing.T) {
 	require.Equal(t, 3, h.pending())
 	h.tickAt(cfg.Wait - 10*time.Second)
 	assert.Equal(t, 2, h.pending(), "the startup root left at wait; the health check's child waits for its parent")
-	h.tickAt(10 * time.Second)
-	assert.Zero(t, h.pending(), "the health check left at wait, and its child, with nothing to come down to it, at once")
+	h.tickAt(10*time.Second - time.Millisecond)
+	assert.Equal(t, 2, h.pending())
+	h.tickAt(time.Millisecond)
+	assert.Zero(t, h.pending(), "the health check left wait after it arrived, and its child, with nothing to come down to it, at once")
 	assert.Len(t, h.out(), 3)
-	assert.Equal(t, int64(3), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	assert.Equal(t, int64(2), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	assert.Equal(t, int64(1), h.metricSum(metricReleasedUndecided, "reason", "parent_none"))
 }
 
 // The no-evidence warning fires only for a run that showed neither evidence
@@ -380,8 +440,8 @@ func pick(spans []sdef, id string) sdef {
 // and calls the agent's. Its POST /run http receive ends when the rollout
 // starts, and learns its rollout when the agent's gym.rollout (and its own
 // POST /run above it) arrive at the rollout's end: a real run (issue #17) had
-// rollouts longer than wait, and those spans left without their rollout id
-// while environment_servers did not count as serving rollouts.
+// rollouts longer than wait, and those spans left without their rollout id.
+// They wait for their parent, POST /run.
 func TestEnvironmentServerSpansWaitForTheirRollout(t *testing.T) {
 	cfg := issueTimingConfig()
 	procs := map[string]proc{}
@@ -395,7 +455,7 @@ func TestEnvironmentServerSpansWaitForTheirRollout(t *testing.T) {
 	}
 	h.consume(buildTraces(procs, procOrder, env))
 	h.tickAt(3 * cfg.Wait)
-	require.Equal(t, 1, h.pending(), "an environment server's span waits rollout_wait, not wait")
+	require.Equal(t, 1, h.pending(), "a span whose parent has not arrived waits for it, past wait")
 	// The rollout ends: the agent's spans, the environment server's HTTP
 	// POST to the agent's /run (gymtest's "dispatch", sent here by the
 	// environment server) and its POST /run.

@@ -75,7 +75,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.emitted = counter(metricSpansEmitted, "Spans the gym processor passed to the next consumer.")
 	t.passed = counter(metricSpansPassed, "Spans of runs without rollout evidence passed on without waiting.")
 	t.promoted = counter(metricSpansPromoted, "Spans given a rollout, by how (source = direct, downward, upward).")
-	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait, conflict, bound, shutdown, no_evidence, observability_off).")
+	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait: a root waited `wait`; parent_missing: its parent did not arrive within rollout_wait; parent_none: its parent left in no rollout; conflict, bound, shutdown, observability_off).")
 	t.cut = counter(metricRootsCut, "Rollout roots cut from their parent, by link type (job, parent).")
 	t.synthesized = counter(metricSynthesized, "CLIENT spans synthesized for the service map.")
 	t.synthMissed = counter(metricSynthesisMissed, "Parentless SERVER spans with rollout evidence that left without a synthesized CLIENT parent: their rollout's gym.rollout did not come within rollout_wait.")

@@ -29,25 +29,27 @@ func newOrigin(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, info *resInfo) *or
 
 // Phases of a held span, in the order a flush takes them (design §4.5: upward
 // candidates settle, then roots are cut, then undecided spans leave, then
-// job spans).
+// job spans, then roots waiting for their previous attempt). A phase's value
+// is recorded in checkpoints: new phases go last.
 const (
 	phaseSettle  = iota // undecided, settle not yet passed
 	phaseCut            // decided upward, waiting to know whether its parent is in its rollout
-	phaseRelease        // undecided after settle: waits for wait / rollout_wait
+	phaseRelease        // undecided after settle: waits for its parent, or a root for wait
 	phaseSynth          // parentless SERVER span waiting for its rollout's gym.rollout (§4.4)
 	phasePeer           // decided CLIENT span waiting to learn the service it called (§4.4)
 	phaseJob            // job span waiting for its trace's pending spans
+	phaseAttempt        // re-dispatched attempt's root waiting for its previous attempt's root (§4.3)
 )
 
 // deadlines are the rules of how long the processor keeps what it holds,
 // one function a rule (design §4.2–§4.5). The engine asks them; it never adds
 // a duration to a time itself. Times are unix nanoseconds.
 //
-// The configuration has three durations: settle (how long an upward
-// decision waits for the spans below to arrive), wait (the longest wait of
-// what has nothing more to learn from a run: roots, spans of processes that
-// do not serve rollouts, parents that may never arrive) and rollout_wait (the
-// longest wait of a span that learns its rollout only when a rollout ends).
+// How long a span waits depends only on what it still needs, for every
+// sender alike: settle (the spans below it, sent by other processes' batch
+// span processors), wait (what can still come to a root: its descendants
+// end before it), rollout_wait (a parent that is still open: the agent's
+// POST /run while an hour-long rollout runs).
 type deadlines struct {
 	settle, wait, rolloutWait int64
 }
@@ -63,24 +65,42 @@ func (d deadlines) upwardDecision(arrival int64) int64 { return arrival + d.sett
 
 // undecidedRelease is when an undecided span whose upward decision found
 // nothing below it leaves in no rollout (phaseRelease), unless a rollout
-// reaches it first (§4.2). How long it waits depends on what its run has
-// shown, never on how long the run has been quiet:
-//   - a root waits wait: its descendants end before it, so nothing below it
-//     is still to come (a model server's startup and health-check spans);
-//   - so does a span whose parent left in no rollout: nothing can come down
-//     to it any more;
-//   - a span of a process that serves rollouts (a Gym agent, model or
-//     resources server by nemo.gym.server.type, or any process that has
-//     shown direct evidence) waits rollout_wait: the agent's POST /run http
-//     receive ends when an hour-long rollout starts and learns its rollout
-//     only when POST /run arrives at the rollout's end;
-//   - any other span waits wait.
-func (d deadlines) undecidedRelease(hs *heldSpan) int64 {
-	n := hs.n
-	if n.parent == nil || n.parent.how == howNone || !hs.origin.info.proc.servesRollouts() {
+// comes down to it first (§4.2):
+//   - a root waits wait: its descendants end before it, so little can
+//     still come below it;
+//   - a span whose parent left in no rollout leaves now: nothing can come
+//     down to it any more;
+//   - any other span waits for its parent, at most rollout_wait: a parent
+//     ends after its child, so a missing parent is still open (the agent's
+//     or environment server's POST /run while its rollout runs), and an
+//     undecided one decides within its own wait; the child then leaves with
+//     the parent's decision (notifyWaiters).
+func (d deadlines) undecidedRelease(hs *heldSpan, now int64) int64 {
+	switch p := hs.n.parent; {
+	case p == nil:
 		return hs.arrival + d.wait
+	case p.how == howNone:
+		return now
+	default:
+		return hs.arrival + d.rolloutWait
 	}
-	return hs.arrival + d.rolloutWait
+}
+
+// releaseReason is the reason an undecided span leaves in no rollout when
+// its phaseRelease deadline passes: its parent never arrived
+// (parent_missing), its parent left in no rollout (parent_none), else its
+// wait ran out; at shutdown, always shutdown.
+func releaseReason(n *node, relReason int) int {
+	switch p := n.parent; {
+	case relReason != reasonWait || p == nil:
+		return relReason
+	case p.state == stAbsent:
+		return reasonParentMissing
+	case p.how == howNone:
+		return reasonParentNone
+	default:
+		return reasonWait
+	}
 }
 
 // rootCut is when a rollout root decided upward whose parent has not
@@ -88,6 +108,13 @@ func (d deadlines) undecidedRelease(hs *heldSpan) int64 {
 // in the root's own rollout would have ended after the root and arrived by
 // then.
 func (d deadlines) rootCut(arrival int64) int64 { return arrival + d.wait }
+
+// previousAttemptRoot is when a re-dispatched attempt's root, decided now
+// before its previous attempt's root was seen, looks for it again and
+// leaves, linked or not (phaseAttempt, §4.3): wait later. After an outage a
+// sender's retries can bring the previous attempt's spans after its
+// successor's.
+func (d deadlines) previousAttemptRoot(now int64) int64 { return now + d.wait }
 
 // jobSettle is when a job span stops waiting for its trace's spans to
 // arrive (phaseJob, first part): settle after it arrived.
@@ -112,8 +139,8 @@ func (d deadlines) peerWait(arrival int64) int64 { return arrival + d.settle }
 // A late child arrives within its parent's process's batch delay, far less.
 func (d deadlines) indexKeptAfter(now int64) int64 { return now - d.wait }
 
-// noEvidenceCheck is when the first draft's rule looks at a run: wait after
-// its first span (runs.go, checkRuns).
+// noEvidenceCheck is when the no-evidence diagnostic looks at a run: wait
+// after its first span (runs.go, checkRuns).
 func (d deadlines) noEvidenceCheck(run *runState) int64 { return run.firstSeen + d.wait }
 
 // heldSpan is a span the processor holds. It owns the span's data.
@@ -207,12 +234,12 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 		if e.settleDecision(n) {
 			return
 		}
-		e.setDeadline(hs, phaseRelease, e.dl.undecidedRelease(hs))
+		e.setDeadline(hs, phaseRelease, e.dl.undecidedRelease(hs, e.now))
 	case phaseCut:
 		e.resolveRoot(n, true)
 	case phaseRelease:
-		e.releaseNone(n, relReason)
-	case phaseSynth, phasePeer:
+		e.releaseNone(n, releaseReason(n, relReason))
+	case phaseSynth, phasePeer, phaseAttempt:
 		e.giveUp(hs)
 	case phaseJob:
 		if !n.settled {
@@ -229,10 +256,16 @@ func (e *engine) expire(hs *heldSpan, relReason int) {
 // giveUp makes a held span whose rollout is known leave as it stands when
 // what else it waited for did not come: a parentless SERVER span whose
 // gym.rollout never left (no synthesized parent), a CLIENT span whose peer
-// no SERVER span taught (peer.service is the host:port it called).
+// no SERVER span taught (peer.service is the host:port it called), an
+// attempt's root whose previous attempt's root did not come (no link).
 func (e *engine) giveUp(hs *heldSpan) {
-	if hs.phase == phaseSynth {
+	switch hs.phase {
+	case phaseSynth:
 		e.r.synthMissed++
+	case phaseAttempt:
+		if !e.linkPreviousAttempt(hs) {
+			e.r.linksMissed++
+		}
 	}
 	e.emit(hs.n)
 	if hs.phase == phasePeer {
@@ -255,7 +288,7 @@ func (e *engine) evict(hs *heldSpan, reason int) {
 			e.resolveRoot(n, true)
 		case phaseRelease:
 			e.releaseNone(n, reason)
-		case phaseSynth, phasePeer:
+		case phaseSynth, phasePeer, phaseAttempt:
 			e.giveUp(hs)
 		case phaseJob:
 			e.emit(n)

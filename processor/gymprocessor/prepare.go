@@ -33,9 +33,6 @@ type resFacts struct {
 	service     string
 	serviceOrch bool   // its server type is orchestrator, or its service ends so
 	proc        string // service.name, host.name, process.pid
-	// serverType: it has nemo.gym.server.type; rolloutServer: a Gym server
-	// that serves rollouts; modelServer: a Gym model server (§4.2).
-	serverType, rolloutServer, modelServer bool
 }
 
 // spanFacts is what one span's own fields say.
@@ -80,7 +77,7 @@ func (e *engine) prepare(td ptrace.Traces) *batchFacts {
 			f.scope = append(f.scope, len(f.spans))
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				f.spans = append(f.spans, e.spanFacts(spans.At(k), &f.res[i]))
+				f.spans = append(f.spans, e.spanFacts(spans.At(k)))
 			}
 		}
 	}
@@ -95,20 +92,16 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 			break
 		}
 	}
-	serverType := resourceString(attrs, gymconv.ServerTypeAttribute)
-	rf.serverType = serverType != ""
-	rf.rolloutServer = gymconv.ServesRollouts(serverType)
-	rf.modelServer = serverType == gymconv.ServerTypeModel
-	rf.serviceOrch = serverType == gymconv.ServerTypeOrchestrator || strings.HasSuffix(rf.service, "orchestrator")
+	rf.serviceOrch = resourceString(attrs, gymconv.ServerTypeAttribute) == gymconv.ServerTypeOrchestrator || strings.HasSuffix(rf.service, "orchestrator")
 	rf.proc = resourceString(attrs, "service.name") + "\x00" + resourceString(attrs, "host.name") + "\x00" +
 		resourceString(attrs, "process.pid")
 	return rf
 }
 
-func (e *engine) spanFacts(sp ptrace.Span, rf *resFacts) spanFacts {
+func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
 	sf := spanFacts{ev: e.ev.find(sp.Attributes()), orig: spanOriginalTrace(sp)}
 	if sf.ev == "" {
-		sf.observabilityOff = e.ev.observabilityOffSign(sp, rf.modelServer)
+		sf.observabilityOff = e.ev.observabilityOffSign(sp)
 	}
 	if sid := sp.SpanID(); !sid.IsEmpty() {
 		// Most spans arrive before any child names them: their node is

@@ -4,7 +4,6 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"container/heap"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -13,9 +12,9 @@ import (
 )
 
 // What the processor knows about the processes that send spans and the runs
-// they belong to, and what a run has shown (design §4.2): how long an
-// undecided span waits is decided by what its run and its process have
-// shown, never by how long they were quiet (pending.go, undecidedRelease).
+// they belong to, and what a run has shown (design §4.2). How long a span
+// waits never depends on them (pending.go, undecidedRelease), except that a
+// run that has shown that Gym's observability is off passes through.
 
 // Bounds of the process and run tables. An entry with held spans is never
 // forgotten (they point at it); the oldest idle ones go first.
@@ -26,19 +25,13 @@ const (
 
 // procState is what the processor knows about one sending process.
 type procState struct {
-	evidence      bool  // the process has shown direct rollout evidence
-	rolloutServer bool  // its nemo.gym.server.type is a Gym server that serves rollouts
-	held          int32 // its spans in the pending store
+	held int32 // its spans in the pending store
 
 	// §4.4: the resource and scope of its latest INTERNAL spans, shared by
 	// their index entries as possible embedder parents.
 	org      *origin
 	orgScope string
 }
-
-// servesRollouts reports whether the process takes part in rollouts, so
-// that its undecided spans may learn one when a rollout ends (§4.2).
-func (p *procState) servesRollouts() bool { return p.evidence || p.rolloutServer }
 
 // runState is what the processor knows about one run (resource nemo.run.id).
 type runState struct {
@@ -47,14 +40,10 @@ type runState struct {
 	held      int32 // its spans in the pending store
 	// evidence: a span of the run showed direct rollout evidence.
 	evidence bool
-	// typed: a process of the run has nemo.gym.server.type, so it is Gym
-	// with its own telemetry and waits by what it shows; a run with none
-	// keeps the first draft's rule (checkRuns).
-	typed bool
 	// observabilityOff: before any evidence, the run showed that Gym's
 	// observability is off (evidence.go, observabilityOffSign).
 	observabilityOff bool
-	// checked: the first draft's check, wait after the first span, is done.
+	// checked: the no-evidence diagnostic, wait after the first span, is done.
 	checked bool
 	// passThrough: spans of the run leave at once, unchanged, until direct
 	// evidence appears in it.
@@ -101,9 +90,6 @@ func (e *engine) resourceInfo(rf *resFacts) *resInfo {
 		run = &runState{id: id, firstSeen: e.now}
 		e.runs.Put(id, run)
 	}
-	if rf.serverType {
-		run.typed = true
-	}
 	service := rf.service
 	switch {
 	case run.service == "" && !run.manyService:
@@ -116,41 +102,17 @@ func (e *engine) resourceInfo(rf *resFacts) *resInfo {
 	if ok {
 		e.procs.Touch(rf.proc)
 	} else {
-		proc = &procState{rolloutServer: rf.rolloutServer}
+		proc = &procState{}
 		e.procs.Put(strings.Clone(rf.proc), proc)
 	}
 	return &resInfo{run: run, proc: proc, service: e.sm.intern(service)}
 }
 
-// noteEvidence records that a span of info's process showed direct
-// evidence: the run's pass-through, if any, ends (a mixed run), and the
-// process's undecided spans now wait as those of a process that serves
-// rollouts.
-func (e *engine) noteEvidence(info *resInfo) {
-	if !info.run.evidence {
-		info.run.evidence = true
-		info.run.passThrough = false
-	}
-	if info.proc.evidence {
-		return
-	}
-	served := info.proc.servesRollouts()
-	info.proc.evidence = true
-	if served {
-		return // its spans already wait rollout_wait
-	}
-	changed := false
-	for _, hs := range e.heap {
-		if hs.origin.info.proc == info.proc && hs.phase == phaseRelease {
-			if d := e.dl.undecidedRelease(hs); d > hs.deadline {
-				hs.deadline = d
-				changed = true
-			}
-		}
-	}
-	if changed {
-		heap.Init(&e.heap)
-	}
+// noteEvidence records that a span of run showed direct evidence: the
+// run's pass-through, if any, ends (a mixed run).
+func (e *engine) noteEvidence(run *runState) {
+	run.evidence = true
+	run.passThrough = false
 }
 
 // noteObservabilityOff records that run showed, before any evidence, that
@@ -170,14 +132,10 @@ func (e *engine) noteObservabilityOff(run *runState) {
 	e.releaseRun(run, reasonObservabilityOff)
 }
 
-// checkRuns applies, wait after a run's first span, the first draft's rule
-// to a run that has shown neither evidence nor that observability is off:
-// the no-evidence problem is reported, and a run none of whose processes
-// has nemo.gym.server.type (Gym under generic OpenTelemetry instrumentation,
-// or a sender that is not Gym) passes through from then on. A Gym run keeps
-// its spans waiting by what its processes are (§4.2).
+// checkRuns reports, wait after a run's first span, the setup problems a
+// run shows by then: only orchestrator spans, or neither evidence nor that
+// observability is off. Its spans keep waiting by structure.
 func (e *engine) checkRuns(shutdown bool) {
-	var passing []*runState
 	e.runs.Range(func(_ string, run *runState) bool {
 		if run.checked || (!shutdown && e.now < e.dl.noEvidenceCheck(run)) {
 			return true
@@ -186,20 +144,12 @@ func (e *engine) checkRuns(shutdown bool) {
 		if !run.manyService && run.serviceOrch {
 			e.r.problems[problemOnlyOrchestrator]++
 		}
-		if run.evidence || run.observabilityOff {
-			return true
-		}
-		e.r.problems[problemNoEvidence]++
-		e.r.problemRuns[problemNoEvidence] = append(e.r.problemRuns[problemNoEvidence], run.id)
-		if !run.typed {
-			run.passThrough = true
-			passing = append(passing, run)
+		if !run.evidence && !run.observabilityOff {
+			e.r.problems[problemNoEvidence]++
+			e.r.problemRuns[problemNoEvidence] = append(e.r.problemRuns[problemNoEvidence], run.id)
 		}
 		return true
 	})
-	for _, run := range passing {
-		e.releaseRun(run, reasonNoEvidence)
-	}
 }
 
 // releaseRun makes every span of run that waits for a rollout leave now, in

@@ -106,6 +106,19 @@ func scenarios() map[string][]sdef {
 
 	sc["parent_never_arrives"] = rolloutSpans("6-0", rolloutOpts{obs: true, hParent: "missing-embedder-span", trace: "t-6-0"})
 
+	// Trace context leaks across rollouts in one process (an asyncio task
+	// reusing a context): 9-1's model call is made under 9-0's gym.rollout.
+	// Its direct evidence wins over the ancestor's rollout, and the model
+	// server's spans below it follow it (§4.2).
+	leak := rolloutSpans("9-0", rolloutOpts{obs: true, perRollout: true, trace: "t-9"})
+	for _, d := range rolloutSpans("9-1", rolloutOpts{obs: true, perRollout: true, trace: "t-9"}) {
+		if d.id == "9-1/client-model" {
+			d.parent = "9-0/rollout"
+		}
+		leak = append(leak, d)
+	}
+	sc["context_leak_across_rollouts"] = leak
+
 	sc["rollout_split_across_traces"] = rolloutSpans("8-0", rolloutOpts{obs: true, perRollout: true, noClient: true, trace: "t-8-0"})
 	return sc
 }

@@ -279,10 +279,53 @@ func TestOneMarkedRootPerRollout(t *testing.T) {
 
 // The root of a re-dispatched attempt decided before its previous attempt's
 // root was seen (after an outage, a sender's retry can bring the first
-// attempt seconds after its successor) leaves without the previous_attempt
-// link, and is counted; the attempt after it, whose previous root is known,
-// links as usual.
-func TestAttemptRootBeforeItsPreviousIsCounted(t *testing.T) {
+// attempt seconds after its successor) waits up to wait for it and links to
+// it; when it does not come within wait, the root leaves without the
+// previous_attempt link, and is counted. The attempt after it, whose
+// previous root is known, links as usual.
+func TestAttemptRootWaitsForItsPrevious(t *testing.T) {
+	early, late := firstAttemptLast(t)
+	for _, c := range []struct {
+		name   string
+		gap    time.Duration // after the later attempts' roots are decided
+		links  map[string]int
+		missed int64
+	}{
+		{"within wait", coreConfig().Wait - time.Millisecond, map[string]int{"12-3": 0, "12-3-a1": 1, "12-3-a2": 1}, 0},
+		{"after wait", coreConfig().Wait, map[string]int{"12-3": 0, "12-3-a1": 0, "12-3-a2": 1}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := coreConfig()
+			h := newHarness(t, cfg)
+			h.consume(copyTraces(early))
+			h.tickAt(cfg.Wait) // the later attempts' roots are decided (cut from gym.job)
+			h.tickAt(c.gap)
+			h.consume(copyTraces(late))
+			h.shutdown()
+
+			links := map[string]int{} // rollout → previous_attempt links of its root
+			for _, s := range h.out() {
+				if s.Attributes[gymconv.RolloutRootAttribute] != true {
+					continue
+				}
+				for _, l := range s.Links {
+					if l.Attributes["nemo.gym.link.type"] == "previous_attempt" {
+						links[s.Rollout]++
+					}
+				}
+				links[s.Rollout] += 0
+			}
+			assert.Equal(t, c.links, links)
+			assert.Equal(t, c.missed, h.metricSum(metricLinksMissed))
+			assert.Equal(t, early.SpanCount()+late.SpanCount(), len(h.out()), "every span once")
+		})
+	}
+}
+
+// firstAttemptLast splits the retry golden input into the later attempts
+// (early) and the first attempt, 12-3, with everything below its root
+// (late): the order a sender's retry after an outage can bring them in.
+func firstAttemptLast(t *testing.T) (early, late ptrace.Traces) {
 	input := readTraces(t, filepath.Join(goldenDir, "retry_links_previous_attempt", "input.json"))
 	first := map[pcommon.SpanID]bool{spanIDOfHex(t, "8fa44c25f4ff7de8"): true} // 12-3's root and all below it
 	for grown := true; grown; {
@@ -293,7 +336,7 @@ func TestAttemptRootBeforeItsPreviousIsCounted(t *testing.T) {
 			}
 		})
 	}
-	late, early := ptrace.NewTraces(), ptrace.NewTraces()
+	late, early = ptrace.NewTraces(), ptrace.NewTraces()
 	input.CopyTo(late)
 	input.CopyTo(early)
 	keep := func(td ptrace.Traces, f func(ptrace.Span) bool) {
@@ -309,28 +352,7 @@ func TestAttemptRootBeforeItsPreviousIsCounted(t *testing.T) {
 	keep(early, func(s ptrace.Span) bool { return !first[s.SpanID()] })
 	require.Positive(t, late.SpanCount())
 	require.Positive(t, early.SpanCount())
-
-	cfg := coreConfig()
-	h := newHarness(t, cfg)
-	h.consume(early)
-	h.tickAt(cfg.Wait) // the later attempts' roots are decided
-	h.consume(late)
-	h.shutdown()
-
-	links := map[string]int{} // rollout → previous_attempt links of its root
-	for _, s := range h.out() {
-		if s.Attributes[gymconv.RolloutRootAttribute] != true {
-			continue
-		}
-		for _, l := range s.Links {
-			if l.Attributes["nemo.gym.link.type"] == "previous_attempt" {
-				links[s.Rollout]++
-			}
-		}
-		links[s.Rollout] += 0
-	}
-	assert.Equal(t, map[string]int{"12-3": 0, "12-3-a1": 0, "12-3-a2": 1}, links)
-	assert.Equal(t, int64(1), h.metricSum(metricLinksMissed))
+	return early, late
 }
 
 func spanIDOfHex(t *testing.T, h string) pcommon.SpanID {

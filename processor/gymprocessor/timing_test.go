@@ -86,12 +86,12 @@ func undecided(id, parent, proc string) sdef {
 	return sdef{id: id, parent: parent, trace: "t-" + id, name: "POST /run http receive", kind: ptrace.SpanKindInternal, proc: proc, attrs: map[string]any{}}
 }
 
-func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
+// A span waits by what it still needs, whatever process sent it (§4.2): a
+// span whose parent has not arrived waits for it, at most rollout_wait, and
+// leaves counted as parent_missing; a root waits wait.
+func TestWaitByStructureNotByProcess(t *testing.T) {
 	cfg := coreConfig()
 	h := newHarness(t, cfg)
-	// The model process shows evidence; the orchestrator never does and
-	// does not serve rollouts; the agent shows none yet but is a Gym agent
-	// (nemo.gym.server.type), so it serves rollouts from its start.
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{
 		{id: "ev", trace: "t-ev", name: "POST", kind: ptrace.SpanKindServer, proc: "model", attrs: map[string]any{"http.target": "/ng-rollout/0-0/v1/responses"}},
 		undecided("orch-orphan", "absent-1", "orchestrator"),
@@ -104,40 +104,41 @@ func TestWaitAndRolloutWaitPerProcess(t *testing.T) {
 	h.tickAt(cfg.Wait - time.Millisecond)
 	require.Equal(t, 4, h.pending())
 	h.tickAt(time.Millisecond)
-	// The orchestrator's leaves at wait, as it stood; so does the model's
-	// health-check root (a root has nothing more to come below it, even in
-	// a process that serves rollouts). The model's and the agent's undecided
-	// spans wait rollout_wait.
-	require.Equal(t, 2, h.pending())
-	out := h.out()
-	require.Len(t, out, 3)
+	// The health-check root leaves at wait, as it stood; the three spans
+	// whose parents have not arrived wait for them, in every process.
+	require.Equal(t, 3, h.pending())
 	var left []string
-	for _, s := range out {
+	for _, s := range h.out() {
 		left = append(left, s.SpanID)
+	}
+	assert.ElementsMatch(t, []string{spanIDOf("ev").String(), spanIDOf("model-startup").String()}, left)
+	assert.Equal(t, int64(1), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	h.tickAt(cfg.RolloutWait - cfg.Wait - time.Millisecond)
+	require.Equal(t, 3, h.pending())
+	h.tickAt(time.Millisecond)
+	require.Zero(t, h.pending(), "at rollout_wait after their arrival")
+	for _, s := range h.out() {
 		if s.Name != "POST" {
-			assert.Empty(t, s.Rollout)
+			assert.Empty(t, s.Rollout, s.Name)
 		}
 	}
-	assert.ElementsMatch(t, []string{spanIDOf("ev").String(), spanIDOf("orch-orphan").String(), spanIDOf("model-startup").String()}, left)
-	h.tickAt(cfg.RolloutWait - cfg.Wait - time.Millisecond)
-	require.Equal(t, 2, h.pending())
-	h.tickAt(time.Millisecond)
-	require.Zero(t, h.pending())
-	assert.Equal(t, int64(4), h.metricSum(metricReleasedUndecided, "reason", "wait"))
+	assert.Equal(t, int64(3), h.metricSum(metricReleasedUndecided, "reason", "parent_missing"))
+	assert.Equal(t, int64(1), h.metricSum(metricReleasedUndecided, "reason", "wait"))
 }
 
-// The agent's POST /run http receive ends when an hour-long rollout starts;
-// the agent shows evidence only later, which re-arms the span, and it learns
-// its rollout when POST /run arrives at the end.
-func TestEvidenceLaterRearmsAndLongRolloutResolves(t *testing.T) {
+// The agent's POST /run http receive ends when an hour-long rollout starts:
+// it waits for its parent, POST /run, before and after the agent shows any
+// evidence, and learns its rollout when POST /run arrives at the end.
+func TestLongRolloutResolvesItsAgentReceive(t *testing.T) {
 	cfg := testConfig()
 	h := newHarness(t, cfg)
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("recv", "run", "agent")}))
-	h.tickAt(10 * time.Second)
+	h.tickAt(cfg.Wait + cfg.Settle)
+	require.Equal(t, 1, h.pending(), "no evidence yet in the run: the span waits for its parent")
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{
 		{id: "other", trace: "t-other", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "9-9"}},
 	}))
-	h.tickAt(cfg.Wait) // past the first wait: still held, re-armed to rollout_wait
+	h.tickAt(cfg.Wait)
 	require.Equal(t, 1, h.pending())
 	h.tickAt(time.Hour)
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{
@@ -181,7 +182,7 @@ func TestTimerGoroutineReleasesExpiredSpans(t *testing.T) {
 	sink := newSignalSink()
 	h := newHarnessWithNext(t, cfg, sink)
 	require.NoError(t, h.p.Start(context.Background(), nil))
-	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("lonely", "absent", "orchestrator")}))
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided("lonely", "", "orchestrator")}))
 	require.Equal(t, 1, h.pending())
 	h.clock.Advance(cfg.Wait)
 	h.clock.Tick()
