@@ -281,7 +281,7 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 	var err error
 	if failed > 0 {
 		err = errors.Join(errs...)
-		p.tel.downstreamFailed.Add(ctx, failed)
+		p.tel.ProcessorGymDownstreamFailedSpans.Add(ctx, failed)
 		p.diag.downstreamFailed(failed, err)
 		err = fmt.Errorf("gym processor: next consumer refused %d of %d spans: %w", failed, n, err)
 	}
