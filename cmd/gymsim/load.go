@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // plan is what the orchestrator decided in advance about one rollout.
@@ -159,7 +161,7 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 // failed first attempt once. It returns the attempts made and the rollouts
 // that failed unexpectedly.
 func driveRollouts(ctx context.Context, c *config, m *spanMaker, client *httpClient, runURL string) (attempts, failures int64) {
-	ctx, job := m.startManaged(ctx, groupJob, "gym.job", "")
+	ctx, job := m.startManaged(ctx, groupJob, gymconv.JobSpanName, "")
 	defer endSpan(job, nil)
 
 	plans := makePlans(c)

@@ -7,7 +7,6 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 
 	"encoding/binary"
-	"encoding/hex"
 	"sync"
 	"sync/atomic"
 
@@ -49,13 +48,8 @@ type dedupKey [16]byte
 
 func dedupKeyOf(span ptrace.Span) dedupKey {
 	tid := span.TraceID()
-	if v, ok := span.Attributes().Get(gymconv.OriginalTraceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
-		var orig pcommon.TraceID
-		if s := v.Str(); len(s) == 2*len(orig) {
-			if _, err := hex.Decode(orig[:], []byte(s)); err == nil {
-				tid = orig
-			}
-		}
+	if orig, ok := gymconv.OriginalTraceID(span.Attributes()); ok {
+		tid = orig
 	}
 	return makeDedupKey(tid, span.SpanID())
 }

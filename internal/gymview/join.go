@@ -7,12 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-)
 
-// Gym's server types (resource attribute nemo.gym.server.type).
-const (
-	serverTypeModel = "responses_api_models"
-	serverTypeAgent = "responses_api_agents"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // modelRoutes are the model-server routes a capture line records.
@@ -36,14 +32,14 @@ func modelCallKind(s *viewSpan, calleeType string, serviceType map[string]string
 	switch {
 	case strings.HasPrefix(s.Name, "gym.model."):
 		return modelCallManaged
-	case s.Kind == "SERVER" && s.serverType == serverTypeModel && hasModelRoute(str(s.attrs.URLPath), str(s.attrs.HTTPTarget), str(s.attrs.HTTPRoute), s.Name):
+	case s.Kind == "SERVER" && s.serverType == gymconv.ServerTypeModel && hasModelRoute(str(s.attrs.URLPath), str(s.attrs.HTTPTarget), str(s.attrs.HTTPRoute), s.Name):
 		return modelCallServer
 	case s.Kind == "CLIENT" && hasModelRoute(urlPath(str(s.attrs.URLFull)), urlPath(str(s.attrs.HTTPURL))):
 		// An agent's call to its own /v1/responses is not a model call.
 		if calleeType == "" {
 			calleeType = serviceType[str(s.attrs.PeerService)]
 		}
-		if calleeType != serverTypeAgent {
+		if calleeType != gymconv.ServerTypeAgent {
 			return modelCallClient
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // The rules of design §4.2 on how long an undecided span waits, with traffic
@@ -306,7 +308,7 @@ func TestSenderThatIsNotGymPassesThroughAfterWait(t *testing.T) {
 	assert.Zero(t, h.pending(), "passing through after wait")
 	for _, s := range h.out() {
 		assert.Empty(t, s.Rollout)
-		assert.NotContains(t, s.Attributes, attrOriginalTraceID)
+		assert.NotContains(t, s.Attributes, gymconv.OriginalTraceAttribute)
 	}
 	assert.Equal(t, int64(1), h.metricSum(metricSpansPassed))
 }

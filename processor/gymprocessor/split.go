@@ -18,9 +18,8 @@ import (
 
 // Attribute names written by the split (design §4.3).
 const (
-	attrOriginalTraceID = "nemo.gym.original_trace_id"
-	attrLinkType        = "nemo.gym.link.type"
-	attrSplitRollouts   = "nemo.gym.split.rollouts"
+	attrLinkType      = "nemo.gym.link.type"
+	attrSplitRollouts = "nemo.gym.split.rollouts"
 
 	linkTypeJob             = "job"
 	linkTypeParent          = "parent"
