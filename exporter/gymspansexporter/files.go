@@ -440,15 +440,6 @@ func syncfs(fd int) error {
 	}
 }
 
-func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
 // appendLines appends data (whole lines) to name as described in the file
 // comment. It returns errUnsafeFile (wrapped) when name is not a file we may
 // write through.

@@ -4,41 +4,31 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 )
 
-// logLimiter logs at most one message per key and interval, with the count
-// of messages it held back.
+// logLimiter logs at most one warning per key and interval, with the count
+// of warnings it held back.
 type logLimiter struct {
-	logger   *zap.Logger
-	interval time.Duration
-
-	mu   sync.Mutex
-	last map[string]time.Time
-	held map[string]int
+	logger *zap.Logger
+	limit  *boundedlog.Limiter
 }
 
 func newLogLimiter(logger *zap.Logger, interval time.Duration) *logLimiter {
-	return &logLimiter{logger: logger, interval: interval, last: map[string]time.Time{}, held: map[string]int{}}
+	return &logLimiter{logger: logger, limit: boundedlog.NewLimiter(interval, time.Now)}
 }
 
 func (l *logLimiter) warn(key, msg string, fields ...zap.Field) {
-	now := time.Now()
-	l.mu.Lock()
-	if t, ok := l.last[key]; ok && now.Sub(t) < l.interval {
-		l.held[key]++
-		l.mu.Unlock()
+	n, ok := l.limit.Allow(key, 1)
+	if !ok {
 		return
 	}
-	held := l.held[key]
-	l.last[key] = now
-	l.held[key] = 0
-	l.mu.Unlock()
-	if held > 0 {
-		fields = append(fields, zap.Int("suppressed_since_last", held))
+	if n > 1 {
+		fields = append(fields, zap.Int64("suppressed_since_last", n-1))
 	}
 	l.logger.Warn(msg, fields...)
 }
