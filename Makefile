@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
-.PHONY: run build collector gymsim test test-realgym fuzz generate vet
+.PHONY: run build collector gymsim test test-realgym fuzz generate vet lint
 
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
@@ -25,13 +25,17 @@ build: collector gymsim
 vet:
 	$(GO) vet ./...
 
+# golangci-lint, pinned in internal/tools/go.mod, with .golangci.yml.
+lint:
+	$(GO) -C $(CURDIR)/internal/tools tool golangci-lint run --config $(CURDIR)/.golangci.yml $(CURDIR)/...
+
 # All tests, with the race detector. The binaries are built once and shared
 # by every end-to-end test. cmd/otelcol-gym has no tests of its own (the
 # binary is tested as a subprocess in e2e/, its sources in
 # internal/distribution), and is left out only so that `go test -race` does
 # not rebuild the whole distribution with the race detector for nothing.
 PKGS = $(shell $(GO) list ./... | grep -v '/cmd/otelcol-gym$$')
-test: build vet
+test: build vet lint
 	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(PKGS)
 	$(MAKE) fuzz
 

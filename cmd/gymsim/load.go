@@ -74,7 +74,7 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 			_ = ch.stdin.Close()
 		}
 		for _, ch := range children {
-			<-ch.waitc
+			<-ch.waitc //nolint:errcheck // its exit was reported when it ended
 		}
 	}
 	for _, role := range serverRoles {

@@ -4,7 +4,6 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"crypto/sha256"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -50,18 +49,8 @@ var peerSourceNames = [numPeerSources]string{"child", "configured", "learned", "
 // SHA-256("otelcol-gym/synthetic/v1" ‖ 0x00 ‖ t (16 raw bytes) ‖ serverID
 // (8 raw bytes)), never all zero.
 func syntheticSpanID(t pcommon.TraceID, serverID pcommon.SpanID) pcommon.SpanID {
-	h := sha256.New()
-	h.Write([]byte(syntheticSpanDomain))
-	h.Write([]byte{0})
-	h.Write(t[:])
-	h.Write(serverID[:])
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
 	var id pcommon.SpanID
-	copy(id[:], sum[:8])
-	if id.IsEmpty() {
-		id[7] = 1
-	}
+	hashID(id[:], syntheticSpanDomain, t[:], serverID[:])
 	return id
 }
 
