@@ -27,7 +27,8 @@ vet:
 
 # golangci-lint, pinned in internal/tools/go.mod, with .golangci.yml.
 lint:
-	$(GO) -C $(CURDIR)/internal/tools tool golangci-lint run --config $(CURDIR)/.golangci.yml $(CURDIR)/...
+	$(GO) -C $(CURDIR)/internal/tools build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	$(BIN)/golangci-lint run ./...
 
 # All tests, with the race detector. The binaries are built once and shared
 # by every end-to-end test. cmd/otelcol-gym has no tests of its own (the
