@@ -68,26 +68,9 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
-	children := map[string]*child{}
-	stopAll := func() {
-		for _, ch := range children {
-			_ = ch.stdin.Close()
-		}
-		for _, ch := range children {
-			<-ch.waitc //nolint:errcheck // its exit was reported when it ended
-		}
-	}
-	for _, role := range serverRoles {
-		var extra []string
-		if role == roleAgent {
-			extra = []string{"--model-addr=" + children[roleModel].addr, "--resources-addr=" + children[roleResources].addr}
-		}
-		ch, err := startChild(ctx, exe, childArgs(args, c, role, extra...), role, stderr)
-		if err != nil {
-			stopAll()
-			return fail(err)
-		}
-		children[role] = ch
+	children, stopAll, err := startServers(ctx, exe, args, c, stderr)
+	if err != nil {
+		return fail(err)
 	}
 
 	truthFile := c.truth
@@ -154,6 +137,35 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 		elapsed.Seconds(), loadDone.Sub(start).Seconds(), end.Sub(loadDone).Seconds(),
 		float64(created)/elapsed.Seconds(), total)
 	return code
+}
+
+// startServers starts the server processes of serverRoles, the agent last
+// (it is told the model's and the resources server's addresses). stopAll
+// closes their stdin and waits for each to exit; on an error the ones
+// started are stopped.
+func startServers(ctx context.Context, exe string, args []string, c *config, stderr io.Writer) (map[string]*child, func(), error) {
+	children := map[string]*child{}
+	stopAll := func() {
+		for _, ch := range children {
+			_ = ch.stdin.Close()
+		}
+		for _, ch := range children {
+			<-ch.waitc //nolint:errcheck // its exit was reported when it ended
+		}
+	}
+	for _, role := range serverRoles {
+		var extra []string
+		if role == roleAgent {
+			extra = []string{"--model-addr=" + children[roleModel].addr, "--resources-addr=" + children[roleResources].addr}
+		}
+		ch, err := startChild(ctx, exe, childArgs(args, c, role, extra...), role, stderr)
+		if err != nil {
+			stopAll()
+			return nil, nil, err
+		}
+		children[role] = ch
+	}
+	return children, stopAll, nil
 }
 
 // driveRollouts runs gym.job around every rollout: concurrency workers send
