@@ -602,7 +602,8 @@ func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
 	return keep, nil
 }
 
-// backupLayout is "<stem>-<UTC time>.<ext>" for "<stem>.<ext>".
+// backupTimeLayout is the UTC time in a backup's name: "<stem>-<UTC time>.<ext>"
+// for "<stem>.<ext>".
 const backupTimeLayout = "2006-01-02T15-04-05.000000000"
 
 func backupParts(name string) (stem, ext string) {
