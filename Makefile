@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
-.PHONY: run build collector gymsim test test-realgym fuzz generate vet
+.PHONY: run build collector gymsim test test-realgym fuzz generate vet lint
 
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
@@ -25,13 +25,18 @@ build: collector gymsim
 vet:
 	$(GO) vet ./...
 
+# golangci-lint, pinned in internal/tools/go.mod, with .golangci.yml.
+lint:
+	$(GO) -C $(CURDIR)/internal/tools build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	$(BIN)/golangci-lint run ./...
+
 # All tests, with the race detector. The binaries are built once and shared
 # by every end-to-end test. cmd/otelcol-gym has no tests of its own (the
 # binary is tested as a subprocess in e2e/, its sources in
 # internal/distribution), and is left out only so that `go test -race` does
 # not rebuild the whole distribution with the race detector for nothing.
 PKGS = $(shell $(GO) list ./... | grep -v '/cmd/otelcol-gym$$')
-test: build vet
+test: build vet lint
 	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(PKGS)
 	$(MAKE) fuzz
 
@@ -60,6 +65,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 
-# Regenerate cmd/otelcol-gym from builder-config.yaml with the pinned ocb.
+# Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned
+# ocb, and each component's internal/metadata, generated_*_test.go, documentation.md and
+# README status block from its metadata.yaml with mdatagen, pinned in internal/tools/go.mod.
+# internal/distribution's tests check that both reproduce what is committed.
+MDATAGEN  := $(GO) -C $(CURDIR)/internal/tools tool mdatagen
+METADATA  := $(wildcard $(CURDIR)/processor/*/metadata.yaml $(CURDIR)/exporter/*/metadata.yaml $(CURDIR)/extension/*/metadata.yaml)
 generate:
 	$(GO) run $(OCB) --config builder-config.yaml --skip-compilation --skip-get-modules
+	for m in $(METADATA); do $(MDATAGEN) $$m || exit 1; done

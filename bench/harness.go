@@ -327,34 +327,19 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	}
 	p := ports{GRPC: pp[0], HTTP: pp[1], Metrics: pp[2], Pprof: pprofPort, SinkGRPC: pp[3], Out: outDir}
 
-	var sink *collector
 	sinkMetrics := ""
 	if r.Pipeline == "D" {
-		sp := ports{GRPC: pp[3], Metrics: pp[4], Out: outDir}
-		cfg := filepath.Join(dir, "sink.yaml")
-		if err := renderConfig("sink", sp, cfg); err != nil {
+		sink, err := h.startSink(ctx, dir, ports{GRPC: pp[3], Metrics: pp[4], Out: outDir})
+		if err != nil {
 			return err
 		}
-		if sink, err = startCollector(ctx, h.collector, cfg, filepath.Join(dir, "sink.log"), sp.Metrics, sp.GRPC); err != nil {
-			return fmt.Errorf("sink: %w", err)
-		}
-		defer func() {
-			if sink != nil {
-				_ = sink.stop()
-			}
-		}()
+		defer func() { _ = sink.stop() }()
 		sinkMetrics = sink.metrics
 	}
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := renderConfig(pipelineConfig[r.Pipeline], p, cfg); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	col, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
+	col, err := h.startMeasured(ctx, r, dir, p)
 	if err != nil {
 		return err
 	}
-	r.Timing = map[string]float64{"start": time.Since(t0).Seconds()}
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -376,28 +361,20 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 			return err
 		}
 	}
-	closeTailer := func() {
-		if tl != nil {
+	tailing := tl != nil
+	defer func() {
+		if tailing {
 			_ = tl.close()
 		}
-	}
+	}()
 	before, err := readProc(col.pid)
 	if err != nil {
-		closeTailer()
 		return err
 	}
-	var profDone chan error
-	if pprofPort > 0 {
-		profDone = make(chan error, 1)
-		go func() {
-			profDone <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pprofPort, h.o.profileSeconds),
-				filepath.Join(h.out, "profile-"+h.o.profilePipeline+".pb.gz"))
-		}()
-	}
+	profDone := h.startProfile(ctx, pprofPort)
 
 	ld, loadErr := h.drive(ctx, r, p, dir)
 	if loadErr != nil {
-		closeTailer()
 		return loadErr
 	}
 	r.Load = ld.end.Sub(ld.start).Seconds()
@@ -411,7 +388,6 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	// belong to a rollout.
 	m, err := scrape(ctx, col.metrics)
 	if err != nil {
-		closeTailer()
 		return fmt.Errorf("reading the collector's metrics: %w", err)
 	}
 	accepted := int(m[mAccepted])
@@ -419,15 +395,10 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	// The drain waits for the spans in a rollout when the load knows them
 	// (a job span may be held by the gym processor until shutdown; the final
 	// count covers it), else for as many distinct spans as were accepted.
-	target := accepted
-	inRollout := 0
+	target, inRollout := accepted, 0
 	if expected != nil {
 		r.Sent = len(expected)
-		for _, c := range expected {
-			if c != classNone {
-				inRollout++
-			}
-		}
+		inRollout = countInRollout(expected)
 		target = inRollout
 		if tl != nil {
 			tl.want(expected)
@@ -437,38 +408,82 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	// Drain: wait until the output holds every span (or, for D, the exporter
 	// has sent them), polling every 50ms, at most -drain-max.
 	drainStart := time.Now()
-	deadline := drainStart.Add(h.o.drainMax)
-	for {
-		done := false
-		if fileOutput {
-			seen := tl.distinct.Load()
-			if expected != nil {
-				seen = tl.inRollout.Load()
-			}
-			done = int(seen) >= target
-		} else {
-			mm, err := scrape(ctx, col.metrics)
-			done = err == nil && mm[mSent]+mm[mSendFailed] >= float64(accepted) && mm[mAccepted] >= float64(accepted)
-		}
-		if done {
-			r.Drained = true
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // polling the output in a harness program
-	}
+	r.Drained = h.drain(ctx, col, tl, expected != nil, target, accepted)
 	r.Drain = time.Since(drainStart).Seconds()
+	if err := h.readAfter(ctx, r, col, before, dir, profDone); err != nil {
+		return err
+	}
+	stopped, tailing = true, false
+	return h.stopAndCount(ctx, r, col, tl, outDir, sinkMetrics, expected, accepted, inRollout, ld)
+}
+
+// startMeasured renders the run's collector config into dir and starts the
+// collector, timing its start.
+func (h *harness) startMeasured(ctx context.Context, r *runResult, dir string, p ports) (*collector, error) {
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := renderConfig(pipelineConfig[r.Pipeline], p, cfg); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	col, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	r.Timing = map[string]float64{"start": time.Since(t0).Seconds()}
+	return col, nil
+}
+
+// stopAndCount stops the collector (its shutdown flushes whatever was still
+// pending) and closes the tailer, counts what is on disk then (countLost),
+// and removes the output unless -keep.
+func (h *harness) stopAndCount(ctx context.Context, r *runResult, col *collector, tl *tailer, outDir, sinkMetrics string, expected map[uint64]uint8, accepted, inRollout int, ld *load) error {
+	t0 := time.Now()
+	stopErr := col.stop()
+	r.Timing["stop"] = time.Since(t0).Seconds()
+	if tl != nil {
+		t0 = time.Now()
+		_ = tl.close()
+		r.Timing["tail"] = time.Since(t0).Seconds()
+	}
+	if err := countLost(ctx, r, outDir, sinkMetrics, expected, accepted, inRollout, tl, ld, h.replay); err != nil {
+		return err
+	}
+	if !h.o.keep {
+		t0 = time.Now()
+		_ = os.RemoveAll(outDir)
+		r.Timing["cleanup"] = time.Since(t0).Seconds()
+	}
+	if stopErr != nil {
+		return fmt.Errorf("stopping the collector: %w", stopErr)
+	}
+	return nil
+}
+
+// startProfile fetches a CPU profile of the collector while the load runs,
+// when pprofPort is set; the channel tells when it is written.
+func (h *harness) startProfile(ctx context.Context, pprofPort int) chan error {
+	if pprofPort <= 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pprofPort, h.o.profileSeconds),
+			filepath.Join(h.out, "profile-"+h.o.profilePipeline+".pb.gz"))
+	}()
+	return done
+}
+
+// readAfter records, once the output drained, the collector's CPU and peak
+// RSS since before, its refusals and send failures, saves its metrics, and
+// waits for the profile.
+func (h *harness) readAfter(ctx context.Context, r *runResult, col *collector, before procStat, dir string, profDone chan error) error {
 	after, err := readProc(col.pid)
 	if err != nil {
-		closeTailer()
 		return err
 	}
 	r.CPU = (after.CPU - before.CPU).Seconds()
 	r.PeakRSS = after.PeakRSS
-	m, err = scrape(ctx, col.metrics)
-	if err == nil {
+	if m, err := scrape(ctx, col.metrics); err == nil {
 		r.Refused = m[mRefused]
 		r.SendFailed = m[mSendFailed]
 	}
@@ -478,19 +493,68 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 			h.note("profile: %v", err)
 		}
 	}
-	stopped = true
-	t0 = time.Now()
-	stopErr := col.stop()
-	r.Timing["stop"] = time.Since(t0).Seconds()
-	t0 = time.Now()
-	closeTailer()
+	return nil
+}
 
-	// Count what is on disk now that the collector has exited (its shutdown
-	// flushes whatever was still pending).
+// startSink starts pipeline D's second collector, the one the first exports to.
+func (h *harness) startSink(ctx context.Context, dir string, sp ports) (*collector, error) {
+	cfg := filepath.Join(dir, "sink.yaml")
+	if err := renderConfig("sink", sp, cfg); err != nil {
+		return nil, err
+	}
+	sink, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "sink.log"), sp.Metrics, sp.GRPC)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %w", err)
+	}
+	return sink, nil
+}
+
+// countInRollout is how many of the expected spans belong to a rollout.
+func countInRollout(expected map[uint64]uint8) int {
+	n := 0
+	for _, c := range expected {
+		if c != classNone {
+			n++
+		}
+	}
+	return n
+}
+
+// drain waits until the output holds target spans (the tailer's count; of
+// those in a rollout when the load knows them), or, without file output
+// (tl nil), until the exporter has sent the accepted spans; it polls every
+// 50ms, at most -drain-max, and reports whether the output got there.
+func (h *harness) drain(ctx context.Context, col *collector, tl *tailer, byRollout bool, target, accepted int) bool {
+	deadline := time.Now().Add(h.o.drainMax)
+	for {
+		done := false
+		if tl != nil {
+			seen := tl.distinct.Load()
+			if byRollout {
+				seen = tl.inRollout.Load()
+			}
+			done = int(seen) >= target
+		} else {
+			mm, err := scrape(ctx, col.metrics)
+			done = err == nil && mm[mSent]+mm[mSendFailed] >= float64(accepted) && mm[mAccepted] >= float64(accepted)
+		}
+		if done {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond) // polling the output in a harness program
+	}
+}
+
+// countLost counts, after the collector exited (its shutdown flushes
+// whatever was still pending), what reached the output and what was lost:
+// the spans in the output files, or for pipeline D the sink's receiver.
+func countLost(ctx context.Context, r *runResult, outDir, sinkMetrics string, expected map[uint64]uint8, accepted, inRollout int, tl *tailer, ld *load, replay *replaySet) error {
 	switch {
-	case fileOutput:
-		r.Timing["tail"] = time.Since(t0).Seconds()
-		t0 = time.Now()
+	case r.Pipeline != "D":
+		t0 := time.Now()
 		c, err := countOutput(r.Pipeline, outDir, expected)
 		r.Timing["count"] = time.Since(t0).Seconds()
 		if err != nil {
@@ -512,8 +576,8 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 			}
 		}
 		if tl != nil && (r.Phase == phaseReplay || r.Phase == phasePaced) {
-			r.Lat = latencies(tl.seen(), ld.sentAt, h.replay)
-			if rl := latencies(tl.seenInRollout(), ld.sentAt, h.replay)["known"]; rl.N > 0 {
+			r.Lat = latencies(tl.seen(), ld.sentAt, replay)
+			if rl := latencies(tl.seenInRollout(), ld.sentAt, replay)["known"]; rl.N > 0 {
 				r.Lat["rollout"] = rl
 			}
 		}
@@ -529,14 +593,6 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 			r.Lost = 0
 		}
 		r.CountedBy = "receiver accepted_spans of the sink vs of the collector"
-	}
-	if !h.o.keep {
-		t0 = time.Now()
-		_ = os.RemoveAll(outDir)
-		r.Timing["cleanup"] = time.Since(t0).Seconds()
-	}
-	if stopErr != nil {
-		return fmt.Errorf("stopping the collector: %w", stopErr)
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // recorder is a minimal OTLP/HTTP traces endpoint that keeps every request
@@ -87,15 +89,15 @@ const (
 
 var classNames = [...]string{"none", "direct", "downward", "upward", "peer"}
 
-// evidence finds a span's direct evidence the way design §4.1 defines it with
-// the default settings.
-var rolloutInURL = regexp.MustCompile(`/ng-rollout/([A-Za-z0-9][A-Za-z0-9._-]*)/`)
+// rolloutInURL and directRollout find a span's direct evidence the way the
+// gym processor does with its default settings (gymconv's names and rule).
+var rolloutInURL = regexp.MustCompile("/" + regexp.QuoteMeta(gymconv.URLPrefix) + "/(" + gymconv.RolloutIDPattern + ")/")
 
 func directRollout(s ptrace.Span) string {
-	if v, ok := s.Attributes().Get("nemo.gym.rollout.id"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+	if v, ok := s.Attributes().Get(gymconv.RolloutAttribute); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 		return v.Str()
 	}
-	for _, k := range []string{"url.path", "http.target", "url.full", "http.url"} {
+	for _, k := range gymconv.DefaultURLAttributes() {
 		if v, ok := s.Attributes().Get(k); ok {
 			if m := rolloutInURL.FindStringSubmatch(v.AsString()); m != nil {
 				return m[1]
@@ -188,7 +190,7 @@ func classify(reqs []ptrace.Traces) map[uint64]uint8 {
 		}
 	}
 	for k, si := range spans {
-		if _, ok := class[k.id]; ok || si.name == "gym.job" {
+		if _, ok := class[k.id]; ok || si.name == gymconv.JobSpanName {
 			continue
 		}
 		set := map[string]bool{}
@@ -311,7 +313,7 @@ func rewritePass(td ptrace.Traces, run string, tm [16]byte, sm uint64, seen func
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		rs.Resource().Attributes().PutStr("nemo.run.id", run)
+		rs.Resource().Attributes().PutStr(gymconv.RunAttribute, run)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j).Spans()
@@ -326,8 +328,8 @@ func rewritePass(td ptrace.Traces, run string, tm [16]byte, sm uint64, seen func
 					ln.SetTraceID(xorTrace(ln.TraceID(), tm))
 					ln.SetSpanID(xorSpan(ln.SpanID(), sm))
 				}
-				if v, ok := s.Attributes().Get("nemo.run.id"); ok && v.Type() == pcommon.ValueTypeStr {
-					s.Attributes().PutStr("nemo.run.id", run)
+				if v, ok := s.Attributes().Get(gymconv.RunAttribute); ok && v.Type() == pcommon.ValueTypeStr {
+					s.Attributes().PutStr(gymconv.RunAttribute, run)
 				}
 				seen(orig, idOf(s.SpanID()))
 			}

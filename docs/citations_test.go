@@ -27,6 +27,7 @@ var (
 	heading  = regexp.MustCompile(`(?m)^#{2,3} §(\d+(?:\.\d+)?) `)
 	citation = regexp.MustCompile(`design(?:\.md)?\]?(?:\([^)]*\))?((?:[ ,/–-]*(?:and )?§\d+(?:\.\d+)?)+)`)
 	number   = regexp.MustCompile(`§(\d+(?:\.\d+)?)`)
+	anyTag   = regexp.MustCompile(`§(\d+(?:\.\d+)*)`)
 	foreign  = regexp.MustCompile(`SPEC §|shared/reference|reference/[a-z-]+\.md`)
 )
 
@@ -74,6 +75,15 @@ func TestCitationsPointIntoDesign(t *testing.T) {
 			for _, n := range number.FindAllStringSubmatch(m[1], -1) {
 				if !slices.Contains(sections, n[1]) {
 					t.Errorf("%s cites design §%s, which design.md does not have (%q)", rel, n[1], strings.TrimSpace(m[0]))
+				}
+			}
+		}
+		// Every § of a file outside design.md refers to design.md, also a
+		// bare one that continues a citation ("§4.1 and §4.2", "(§4.4)").
+		if rel != "design.md" && !strings.HasSuffix(rel, "citations_test.go") {
+			for _, n := range anyTag.FindAllStringSubmatch(text, -1) {
+				if !slices.Contains(sections, n[1]) {
+					t.Errorf("%s has §%s, which design.md does not have", rel, n[1])
 				}
 			}
 		}

@@ -244,7 +244,7 @@ func TestBadConfigRefused(t *testing.T) {
 		{"negative split.job_ttl", "split: {job_ttl: -5m}", "", "split.job_ttl", false},
 		{"zero flush_interval", "", "flush_interval: 0s", "flush_interval", false},
 		{"negative lock_hold", "", "lock_hold: -1ms", "lock_hold", false},
-		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute", false},
+		{"unknown processor key", "rollout_atribute: x", "", "rollout_atribute", false}, //nolint:misspell // the misspelled key is the test
 		{"unknown exporter key", "", "captur_dir: /tmp", "captur_dir", false},
 		{"invalid rollout_id_pattern", `rollout_id_pattern: "[a-"`, "", "rollout_id_pattern", false},
 		{"empty-matching rollout_id_pattern", `rollout_id_pattern: "x*"`, "", "rollout_id_pattern", false},

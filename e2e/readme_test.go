@@ -45,7 +45,7 @@ func TestReadmeComponentsTableIsWhatTheBinaryPrints(t *testing.T) {
 	require.NoError(t, err)
 	_, table, found := strings.Cut(string(readme), "What `bin/otelcol-gym components` prints:")
 	require.True(t, found, "README: the components table's lead-in is missing")
-	row := regexp.MustCompile("(?m)^\\| ([a-z]+) \\| (.*) \\|$")
+	row := regexp.MustCompile(`(?m)^\| ([a-z]+) \| (.*) \|$`)
 	name := regexp.MustCompile("`([a-z_]+)`")
 	got := map[string][]string{}
 	for _, m := range row.FindAllStringSubmatch(strings.SplitN(table, "\n\n", 3)[1], -1) {

@@ -15,6 +15,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // httpClient is Gym's server_utils.request: the one place outbound calls go
@@ -53,11 +57,11 @@ func (h *httpClient) post(ctx context.Context, url string, in, out any, rollout 
 	var span trace.Span
 	if h.m.groups[groupHTTPClient] {
 		attrs := []attribute.KeyValue{
-			attribute.String("http.request.method", http.MethodPost),
-			attribute.String("url.full", url),
+			conventions.HTTPRequestMethodKey.String(http.MethodPost),
+			conventions.URLFullKey.String(url),
 		}
 		if id := currentRollout(ctx); id != "" {
-			attrs = append(attrs, attribute.String("nemo.gym.rollout.id", id))
+			attrs = append(attrs, attribute.String(gymconv.RolloutAttribute, id))
 		}
 		var sctx context.Context
 		sctx, span = h.m.client.Start(ctx, "HTTP POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
@@ -68,7 +72,7 @@ func (h *httpClient) post(ctx context.Context, url string, in, out any, rollout 
 	status, err := h.do(req, out)
 	if span != nil {
 		if status != 0 {
-			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			span.SetAttributes(conventions.HTTPResponseStatusCodeKey.Int(status))
 		}
 		endSpan(span, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // plan is what the orchestrator decided in advance about one rollout.
@@ -66,26 +68,9 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
-	children := map[string]*child{}
-	stopAll := func() {
-		for _, ch := range children {
-			_ = ch.stdin.Close()
-		}
-		for _, ch := range children {
-			<-ch.waitc
-		}
-	}
-	for _, role := range serverRoles {
-		var extra []string
-		if role == roleAgent {
-			extra = []string{"--model-addr=" + children[roleModel].addr, "--resources-addr=" + children[roleResources].addr}
-		}
-		ch, err := startChild(ctx, exe, childArgs(args, c, role, extra...), role, stderr)
-		if err != nil {
-			stopAll()
-			return fail(err)
-		}
-		children[role] = ch
+	children, stopAll, err := startServers(ctx, exe, args, c, stderr)
+	if err != nil {
+		return fail(err)
 	}
 
 	truthFile := c.truth
@@ -154,12 +139,41 @@ func runOrchestrator(c *config, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// startServers starts the server processes of serverRoles, the agent last
+// (it is told the model's and the resources server's addresses). stopAll
+// closes their stdin and waits for each to exit; on an error the ones
+// started are stopped.
+func startServers(ctx context.Context, exe string, args []string, c *config, stderr io.Writer) (map[string]*child, func(), error) {
+	children := map[string]*child{}
+	stopAll := func() {
+		for _, ch := range children {
+			_ = ch.stdin.Close()
+		}
+		for _, ch := range children {
+			<-ch.waitc //nolint:errcheck // its exit was reported when it ended
+		}
+	}
+	for _, role := range serverRoles {
+		var extra []string
+		if role == roleAgent {
+			extra = []string{"--model-addr=" + children[roleModel].addr, "--resources-addr=" + children[roleResources].addr}
+		}
+		ch, err := startChild(ctx, exe, childArgs(args, c, role, extra...), role, stderr)
+		if err != nil {
+			stopAll()
+			return nil, nil, err
+		}
+		children[role] = ch
+	}
+	return children, stopAll, nil
+}
+
 // driveRollouts runs gym.job around every rollout: concurrency workers send
 // /run to the agent, at most rate rollouts per second, and re-dispatch a
 // failed first attempt once. It returns the attempts made and the rollouts
 // that failed unexpectedly.
 func driveRollouts(ctx context.Context, c *config, m *spanMaker, client *httpClient, runURL string) (attempts, failures int64) {
-	ctx, job := m.startManaged(ctx, groupJob, "gym.job", "")
+	ctx, job := m.startManaged(ctx, groupJob, gymconv.JobSpanName, "")
 	defer endSpan(job, nil)
 
 	plans := makePlans(c)

@@ -11,6 +11,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // The four kinds of Gym process gymsim runs, each as its own OS process.
@@ -24,9 +28,9 @@ const (
 // roles maps a role to Gym's nemo.gym.server.type for it.
 var roles = map[string]string{
 	roleOrchestrator: "orchestrator",
-	roleAgent:        "responses_api_agents",
-	roleModel:        "responses_api_models",
-	roleResources:    "resources_servers",
+	roleAgent:        gymconv.ServerTypeAgent,
+	roleModel:        gymconv.ServerTypeModel,
+	roleResources:    gymconv.ServerTypeResources,
 }
 
 // serverRoles are the roles the orchestrator starts as child processes, in
@@ -75,17 +79,17 @@ func newResource(c *config) (*resource.Resource, error) {
 		host = "localhost"
 	}
 	attrs := []attribute.KeyValue{
-		attribute.String("service.name", c.serviceName(c.role)),
-		attribute.String("service.version", lensVersion),
-		attribute.String("service.instance.id", c.runID+"-rank0"),
+		conventions.ServiceNameKey.String(c.serviceName(c.role)),
+		conventions.ServiceVersionKey.String(lensVersion),
+		conventions.ServiceInstanceIDKey.String(c.runID + "-rank0"),
 		attribute.String("nemo.gym.service_group", c.serviceGroup),
 		attribute.String("nemo.gym.server.name", c.serverName(c.role)),
-		attribute.String("nemo.gym.server.type", roles[c.role]),
+		attribute.String(gymconv.ServerTypeAttribute, roles[c.role]),
 		attribute.String("nemo.gym.version", gymVersion),
-		attribute.String("nemo.run.id", c.runID),
+		attribute.String(gymconv.RunAttribute, c.runID),
 		attribute.Int("dl.rank", 0),
 		attribute.Int("dl.world_size", 1),
-		attribute.String("host.name", host),
+		conventions.HostNameKey.String(host),
 		attribute.Int("process.pid", os.Getpid()),
 		attribute.Int("host.gpu.count", 0),
 	}

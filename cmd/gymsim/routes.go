@@ -11,6 +11,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // toolName is the one tool the resources server offers.
@@ -82,7 +86,7 @@ func (g *gymServer) nameAttr() attribute.KeyValue {
 
 func rolloutAttrs(rollout string, attrs ...attribute.KeyValue) []attribute.KeyValue {
 	if rollout != "" {
-		attrs = append(attrs, attribute.String("nemo.gym.rollout.id", rollout))
+		attrs = append(attrs, attribute.String(gymconv.RolloutAttribute, rollout))
 	}
 	return attrs
 }
@@ -96,7 +100,7 @@ func (g *gymServer) run(ctx context.Context, _ string, req *simRequest) (int, an
 		rollout = rolloutID(req.TaskIndex, req.RolloutIndex, req.AttemptIndex)
 		ctx = withRollout(ctx, rollout)
 	}
-	ctx, span := g.m.startManaged(ctx, groupRollout, "gym.rollout", rollout, rolloutAttrs(rollout, g.nameAttr())...)
+	ctx, span := g.m.startManaged(ctx, groupRollout, gymconv.RolloutSpanName, rollout, rolloutAttrs(rollout, g.nameAttr())...)
 	err := func() error {
 		loop := &simRequest{FailModelCall: req.FailModelCall}
 		if _, err := g.client.post(ctx, "http://"+g.self+prefix(rollout)+"/v1/responses", loop, nil, rollout); err != nil {
@@ -169,7 +173,7 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 		resp = map[string]any{"error": map[string]any{"message": "upstream model failed", "code": 500}}
 	}
 	if upstream != nil {
-		upstream.SetAttributes(attribute.Int("http.response.status_code", status))
+		upstream.SetAttributes(conventions.HTTPResponseStatusCodeKey.Int(status))
 		endSpan(upstream, err)
 	}
 	if span != nil {
@@ -181,7 +185,7 @@ func (g *gymServer) modelResponses(ctx context.Context, rollout string, req *sim
 		cerr := g.capture.write(rollout, &captureLine{
 			ModelCallID:   newModelCallID(),
 			Dialect:       "responses",
-			ModelRef:      captureModelRef{Type: "responses_api_models", Name: g.cfg.modelName},
+			ModelRef:      captureModelRef{Type: gymconv.ServerTypeModel, Name: g.cfg.modelName},
 			StartedAt:     float64(started.UnixMicro()) / 1e6,
 			CompletedAt:   float64(completed.UnixMicro()) / 1e6,
 			LatencyMS:     lat,
@@ -210,8 +214,8 @@ func (g *gymServer) startUpstreamCall(ctx context.Context, rollout string) trace
 	}
 	_, span := g.m.client.Start(ctx, "HTTP POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		rolloutAttrs(rollout,
-			attribute.String("http.request.method", http.MethodPost),
-			attribute.String("url.full", g.cfg.modelUpstream+"/responses"))...))
+			conventions.HTTPRequestMethodKey.String(http.MethodPost),
+			conventions.URLFullKey.String(g.cfg.modelUpstream+"/responses"))...))
 	g.m.record(span, "HTTP POST", trace.SpanKindClient, rollout)
 	return span
 }

@@ -17,10 +17,15 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // rolloutPrefix is the path segment Gym puts before a rollout id.
-const rolloutPrefix = "/ng-rollout/"
+const rolloutPrefix = "/" + gymconv.URLPrefix + "/"
 
 // prefix is the path prefix of rollout-scoped calls ("" without a rollout).
 func prefix(rollout string) string {
@@ -147,28 +152,28 @@ func (s *server) oldSemconv(next http.Handler) http.Handler {
 		rt, _, _ := s.routes(r.URL.Path)
 		host, port, _ := net.SplitHostPort(r.Host)
 		attrs := []attribute.KeyValue{
-			attribute.String("http.scheme", "http"),
-			attribute.String("http.host", r.Host),
-			attribute.String("net.host.name", host),
-			attribute.String("net.host.port", port),
-			attribute.String("http.flavor", "1.1"),
-			attribute.String("http.target", r.URL.Path),
-			attribute.String("http.url", "http://"+r.Host+r.URL.RequestURI()),
-			attribute.String("http.method", r.Method),
-			attribute.String("http.server_name", r.Host),
-			attribute.String("http.user_agent", r.UserAgent()),
+			oldconventions.HTTPSchemeKey.String("http"),
+			oldconventions.HTTPHostKey.String(r.Host),
+			oldconventions.NetHostNameKey.String(host),
+			oldconventions.NetHostPortKey.String(port),
+			oldconventions.HTTPFlavorKey.String("1.1"),
+			oldconventions.HTTPTargetKey.String(r.URL.Path),
+			oldconventions.HTTPURLKey.String("http://" + r.Host + r.URL.RequestURI()),
+			oldconventions.HTTPMethodKey.String(r.Method),
+			oldconventions.HTTPServerNameKey.String(r.Host),
+			oldconventions.HTTPUserAgentKey.String(r.UserAgent()),
 		}
 		if ip, pport, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, attribute.String("net.peer.ip", ip))
+			attrs = append(attrs, oldconventions.NetPeerIPKey.String(ip))
 			if n, err := strconv.Atoi(pport); err == nil {
-				attrs = append(attrs, attribute.Int("net.peer.port", n))
+				attrs = append(attrs, oldconventions.NetPeerPortKey.Int(n))
 			}
 		}
 		ctx, span := s.m.fastapi.Start(ctx, spanName(r.Method, rt), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer span.End()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		span.SetAttributes(attribute.Int("http.status_code", sw.status))
+		span.SetAttributes(oldconventions.HTTPStatusCodeKey.Int(sw.status))
 		if sw.status >= 500 {
 			span.SetStatus(codes.Error, "")
 		}
@@ -200,7 +205,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	serverSpan := trace.SpanFromContext(ctx)
 	instrumented := s.m.groups[groupServer]
 	if instrumented && rt.template != "" {
-		serverSpan.SetAttributes(attribute.String("http.route", rt.template))
+		serverSpan.SetAttributes(conventions.HTTPRouteKey.String(rt.template))
 	}
 
 	var recv trace.Span
@@ -248,9 +253,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		status, out = http.StatusInternalServerError, []byte(`{"detail":"encoding"}`)
 	}
 
-	statusKey := "http.response.status_code"
+	statusKey := string(conventions.HTTPResponseStatusCodeKey)
 	if s.semconv == "old" {
-		statusKey = "http.status_code"
+		statusKey = string(oldconventions.HTTPStatusCodeKey)
 	}
 	var send trace.Span
 	if instrumented {

@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 )
 
 // A push's batch: every span encoded once into one arena, and each file's
@@ -291,8 +293,8 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 		} else {
 			tgt.reason = reason
 			e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
-				zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(truncate(rollout, 256))),
-				zap.String("run_id", strconv.QuoteToASCII(truncate(run, 256))))
+				zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(boundedlog.Truncate(rollout, 256))),
+				zap.String("run_id", strconv.QuoteToASCII(boundedlog.Truncate(run, 256))))
 		}
 		b.byRollout[key] = tgt
 	}
@@ -361,11 +363,4 @@ func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {
 	b.arena = closeOTLPGroups(b.arena, fb, td)
 	b.arena = append(b.arena, ']', '}', '\n')
 	fb.addSeg(glue, len(b.arena))
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

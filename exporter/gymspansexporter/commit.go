@@ -31,9 +31,7 @@ type groupCommit struct {
 	// writer (the file store gives back locks kept too long), and before
 	// the group's pushes are woken: a syscall made while woken goroutines
 	// wait in the writer's run queue lets the runtime hand its P to another
-	// thread; with four callers that thrashed two cores (context switches
-	// and CPU a span well above those with no lock kept; see
-	// bench/RESULTS.md).
+	// thread, and the woken callers then thrash the cores.
 	afterGroup func()
 	// queued, when set (tests), is told the queue length each time a push
 	// queues behind a writer.

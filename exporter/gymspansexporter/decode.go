@@ -189,9 +189,10 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 	}
 	if raw, ok := l.Attributes[gymconv.OriginalTraceAttribute]; ok {
 		var orig string
-		var o pcommon.TraceID
-		if json.Unmarshal(raw, &orig) == nil && decodeHexID(o[:], orig) == nil {
-			tid = o
+		if json.Unmarshal(raw, &orig) == nil {
+			if o, ok := gymconv.ParseTraceID(orig); ok {
+				tid = o
+			}
 		}
 	}
 	return append(out, makeDedupKey(tid, sid))

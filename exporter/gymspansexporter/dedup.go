@@ -7,7 +7,6 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 
 	"encoding/binary"
-	"encoding/hex"
 	"sync"
 	"sync/atomic"
 
@@ -27,13 +26,9 @@ import (
 // original trace id (nemo.gym.original_trace_id, which the processor sets
 // on every span it moves, else its trace id) and its span id.
 //
-// The window holds the keys of the last dedup_window_spans spans written.
-// A sender retries one batch (at most 512 spans, the SDKs' default
-// max_export_batch_size) at a time, and retries it for at most about a
-// minute (the Go SDK gives up after 1 min, the Python SDK after 64 s of
-// backoff); what the window must hold is every span written between the
-// first copy and the retry. The default, 524,288, covers a minute at 8,700
-// spans/s (26 s at 20,000); it costs about 30 MiB when full. The window
+// The window holds the keys of the last dedup_window_spans spans written:
+// it must hold every span written between a batch's first copy and the
+// sender's last retry of it (the README sizes the default). The window
 // survives restarts: the journal index (journal.go) records each written
 // span's key, and a start reads them back.
 //
@@ -49,13 +44,8 @@ type dedupKey [16]byte
 
 func dedupKeyOf(span ptrace.Span) dedupKey {
 	tid := span.TraceID()
-	if v, ok := span.Attributes().Get(gymconv.OriginalTraceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
-		var orig pcommon.TraceID
-		if s := v.Str(); len(s) == 2*len(orig) {
-			if _, err := hex.Decode(orig[:], []byte(s)); err == nil {
-				tid = orig
-			}
-		}
+	if orig, ok := gymconv.OriginalTraceID(span.Attributes()); ok {
+		tid = orig
 	}
 	return makeDedupKey(tid, span.SpanID())
 }

@@ -7,23 +7,23 @@ import (
 	"context"
 	"time"
 
-	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
-)
 
-var componentType = component.MustNewType("gymspans")
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/metadata"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+)
 
 // NewFactory returns the factory of the gymspans exporter.
 func NewFactory() exporter.Factory {
 	return exporter.NewFactory(
-		componentType,
+		metadata.Type,
 		createDefaultConfig,
-		exporter.WithTraces(createTraces, component.StabilityLevelAlpha),
+		exporter.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 

@@ -64,11 +64,10 @@ type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
 // iovMax is Linux's IOV_MAX.
 const iovMax = 1024
 
-// maxWriteBytes bounds the bytes of one write(2). On the benchmark VM a
-// single write of 4 MB or more copied into the page cache several times
-// slower than writes of 1 to 3 MB (bench/RESULTS.md), and group commit
-// makes the combined file's append that large as soon as a few pushes are
-// written together.
+// maxWriteBytes bounds the bytes of one write(2): group commit makes the
+// combined file's append several megabytes as soon as a few pushes are
+// written together, and one write(2) that large copies into the page cache
+// slower than the same bytes in 1 MiB writes.
 const maxWriteBytes = 1 << 20
 
 // writeChunks cuts an append's buffers into the chunks of successive
@@ -109,10 +108,10 @@ func (w *writeChunks) next() ([][]byte, int) {
 	return w.scratch, n
 }
 
-// defaultWrite is writev(2) with the iovecs on the stack. Not unix.Writev:
-// that heap-allocates its iovec slice whenever a call has more than 8
-// buffers, as an OTLP/JSON file's append usually has (see allocs/op of
-// BenchmarkExport/gymspans_otlp_json), and hands EINTR back.
+// defaultWrite is writev(2) with the iovecs on the stack, retried on EINTR.
+// Not unix.Writev: that heap-allocates its iovec slice whenever a call has
+// more than 8 buffers, as an OTLP/JSON file's append usually has, and hands
+// EINTR back.
 func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
 	var scratch [iovMax]unix.Iovec
 	vec := scratch[:0]
@@ -440,15 +439,6 @@ func syncfs(fd int) error {
 	}
 }
 
-func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
 // appendLines appends data (whole lines) to name as described in the file
 // comment. It returns errUnsafeFile (wrapped) when name is not a file we may
 // write through.
@@ -612,7 +602,8 @@ func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
 	return keep, nil
 }
 
-// backupLayout is "<stem>-<UTC time>.<ext>" for "<stem>.<ext>".
+// backupTimeLayout is the UTC time in a backup's name: "<stem>-<UTC time>.<ext>"
+// for "<stem>.<ext>".
 const backupTimeLayout = "2006-01-02T15-04-05.000000000"
 
 func backupParts(name string) (stem, ext string) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 	"github.com/stretchr/testify/require"
@@ -190,3 +191,24 @@ func withoutRoots(td ptrace.Traces) ptrace.Traces {
 	})
 	return td
 }
+
+var componentType = metadata.Type
+
+// Metric names as the collector exports them (metadata.yaml declares them).
+const (
+	metricLinesWritten = "otelcol_exporter_gymspans_lines_written"
+	metricBytesWritten = "otelcol_exporter_gymspans_bytes_written"
+	metricRejected     = "otelcol_exporter_gymspans_rejected_spans"
+	metricWriteErrors  = "otelcol_exporter_gymspans_write_errors"
+	metricTornTails    = "otelcol_exporter_gymspans_torn_tails_cut"
+	metricRotations    = "otelcol_exporter_gymspans_rotations"
+	metricOpenFiles    = "otelcol_exporter_gymspans_open_files"
+	metricFsyncErrors  = "otelcol_exporter_gymspans_fsync_errors"
+	metricOpens        = "otelcol_exporter_gymspans_file_opens"
+	metricCreates      = "otelcol_exporter_gymspans_file_creates"
+	metricLocks        = "otelcol_exporter_gymspans_file_locks"
+	metricAppends      = "otelcol_exporter_gymspans_file_appends"
+	metricPendingBytes = "otelcol_exporter_gymspans_pending_bytes"
+	metricDuplicates   = "otelcol_exporter_gymspans_duplicate_spans"
+	metricRecovered    = "otelcol_exporter_gymspans_recovered_lines"
+)

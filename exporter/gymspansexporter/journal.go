@@ -58,6 +58,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
 // journalDir is the index directory inside the capture dir.
@@ -152,7 +154,7 @@ func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int)
 	if err != nil {
 		return nil, fmt.Errorf("create %s/%s: %w", journalDir, tmp, err)
 	}
-	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(dirFD, tmp, 0)
 		return nil, fmt.Errorf("lock %s/%s: %w", journalDir, tmp, err)
@@ -224,22 +226,31 @@ func (j *journalIndex) writeRecord(seg *indexSegment, payload []byte) error {
 	return nil
 }
 
-// pwritev writes iovs at off, retrying on EINTR and short writes.
+// pwritev writes iovs at off with pwritev(2), retrying on EINTR and
+// short writes.
 func pwritev(fd int, iovs [][]byte, off int64) (int, error) {
 	total := 0
-	for _, b := range iovs {
-		for len(b) > 0 {
-			n, err := unix.Pwrite(fd, b, off)
-			if err == unix.EINTR {
-				continue
+	for len(iovs) > 0 {
+		n, err := unix.Pwritev(fd, iovs, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			return total, nil
+		}
+		total, off = total+n, off+int64(n)
+		for n > 0 && len(iovs) > 0 {
+			k := min(n, len(iovs[0]))
+			iovs[0], n = iovs[0][k:], n-k
+			if len(iovs[0]) == 0 {
+				iovs = iovs[1:]
 			}
-			if err != nil {
-				return total, err
-			}
-			if n == 0 {
-				return total, nil
-			}
-			b, off, total = b[n:], off+int64(n), total+n
+		}
+		for len(iovs) > 0 && len(iovs[0]) == 0 {
+			iovs = iovs[1:]
 		}
 	}
 	return total, nil
@@ -444,7 +455,7 @@ func findDeadIndexes(dirFD int, own string) ([]*deadIndex, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			_ = unix.Close(fd) // alive
 			continue
 		}

@@ -8,7 +8,6 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // once that buffer has grown.
 
 import (
-	"encoding/hex"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -84,10 +83,6 @@ func plainASCII8(w uint64) bool {
 	bs := w ^ ('\\' * ones)
 	bs = (bs - ones) & ^bs
 	return (ctl|q|bs|w)&highs == 0
-}
-
-func appendHex(b []byte, id []byte) []byte {
-	return hex.AppendEncode(b, id)
 }
 
 // appendJSONDouble writes f as encoding/json does, and a NaN or ±Inf, which

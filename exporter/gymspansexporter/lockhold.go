@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
 // Keeping a file's lock between appends (lock_hold).
@@ -51,13 +53,13 @@ type keptLock struct {
 // (the rollout flusher's) holds no other lock while it waits.
 func (s *fileStore) lockForAppend(h *handle, hold bool) error {
 	if hold && s.holdFor > 0 {
-		err := flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
+		err := eintr.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EWOULDBLOCK {
 			return err
 		}
 		s.giveBackKept(time.Time{})
 	}
-	return flock(h.fd, unix.LOCK_EX)
+	return eintr.Flock(h.fd, unix.LOCK_EX)
 }
 
 // keep records that the lock just taken on h is kept after the append.
@@ -69,7 +71,7 @@ func (s *fileStore) keep(h *handle, now time.Time) {
 
 // unlockNow gives back h's lock (h is pinned by the caller).
 func (s *fileStore) unlockNow(h *handle) {
-	_ = flock(h.fd, unix.LOCK_UN)
+	_ = eintr.Flock(h.fd, unix.LOCK_UN)
 	h.locked = false
 }
 

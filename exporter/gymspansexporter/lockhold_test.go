@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
 // openAsOther opens a file of the capture dir as another collector would:
@@ -43,7 +45,7 @@ func tryLock(f *os.File) error {
 func lockWithin(t *testing.T, f *os.File, d time.Duration) {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- flock(int(f.Fd()), unix.LOCK_EX) }()
+	go func() { done <- eintr.Flock(int(f.Fd()), unix.LOCK_EX) }()
 	select {
 	case err := <-done:
 		require.NoError(t, err)

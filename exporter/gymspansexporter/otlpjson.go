@@ -12,6 +12,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -183,14 +184,14 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		b = appendField(b, sep, "traceId")
 		sep = ","
 		b = append(b, '"')
-		b = appendHex(b, tid[:])
+		b = hex.AppendEncode(b, tid[:])
 		b = append(b, '"')
 	}
 	if sid := span.SpanID(); !sid.IsEmpty() {
 		b = appendField(b, sep, "spanId")
 		sep = ","
 		b = append(b, '"')
-		b = appendHex(b, sid[:])
+		b = hex.AppendEncode(b, sid[:])
 		b = append(b, '"')
 	}
 	if ts := span.TraceState().AsRaw(); ts != "" {
@@ -202,7 +203,7 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		b = appendField(b, sep, "parentSpanId")
 		sep = ","
 		b = append(b, '"')
-		b = appendHex(b, pid[:])
+		b = hex.AppendEncode(b, pid[:])
 		b = append(b, '"')
 	}
 	if f := span.Flags(); f != 0 {
@@ -293,14 +294,14 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 			lsep := ""
 			if tid := l.TraceID(); !tid.IsEmpty() {
 				b = append(b, `"traceId":"`...)
-				b = appendHex(b, tid[:])
+				b = hex.AppendEncode(b, tid[:])
 				b = append(b, '"')
 				lsep = ","
 			}
 			if sid := l.SpanID(); !sid.IsEmpty() {
 				b = append(b, lsep...)
 				b = append(b, `"spanId":"`...)
-				b = appendHex(b, sid[:])
+				b = hex.AppendEncode(b, sid[:])
 				b = append(b, '"')
 				lsep = ","
 			}

@@ -47,16 +47,11 @@ type pendingFile struct {
 	finished  bool   // a root arrived: flush now, then close the file
 }
 
-func (pf *pendingFile) size() int { return pf.bytes + len(pf.roots) }
-
 // pendingChunk is a block of memory the lines are copied into. Chunks are
-// reused once every line in them was written: with a buffer per file, the
-// growing and zeroing of fresh memory cost about a tenth of a push under
-// the benchmark's replay (page faults of memory the heap had just taken).
-// They are mapped outside the Go heap (anonymous mmap): lines held for up
-// to flush_interval are live data, and on the heap the garbage collector's
-// pacing lets the heap grow by as much again (at 20,000 spans/s, about
-// 20 MiB of lines took the collector's peak RSS 40 MiB higher).
+// reused once every line in them was written, so a push does not grow and
+// zero fresh memory. They are mapped outside the Go heap (anonymous mmap):
+// lines held for up to flush_interval are live data, and on the heap the
+// garbage collector's pacing would let the heap grow by as much again.
 type pendingChunk struct {
 	mem  []byte // the mapping (nil: a heap buffer for a line longer than a chunk)
 	buf  []byte

@@ -4,6 +4,7 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"encoding/hex"
 	"strconv"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
@@ -81,9 +82,9 @@ func (e *spansExporter) encodeRoots(b *batch) {
 		buf = append(buf, `,"run_id":`...)
 		buf = appendJSONString(buf, run)
 		buf = append(buf, `,"trace_id":"`...)
-		buf = appendHex(buf, tid[:])
+		buf = hex.AppendEncode(buf, tid[:])
 		buf = append(buf, `","root_span_id":"`...)
-		buf = appendHex(buf, sid[:])
+		buf = hex.AppendEncode(buf, sid[:])
 		buf = append(buf, `","start_time":`...)
 		buf = b.clock.appendConsoleTime(buf, uint64(span.StartTimestamp()))
 		buf = append(buf, `,"end_time":`...)

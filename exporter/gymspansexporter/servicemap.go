@@ -62,5 +62,3 @@ func (o *serviceMapObserver) forget(writer string) { o.m.Forget(writer) }
 
 // flush merges what was observed since the last flush into the files on disk.
 func (o *serviceMapObserver) flush() error { return o.m.Flush() }
-
-func (o *serviceMapObserver) shutdown() error { return o.m.Flush() }

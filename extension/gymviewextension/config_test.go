@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-gym/otelcol-gym/extension/gymviewextension/internal/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -40,7 +42,7 @@ func TestLoadConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := NewFactory().CreateDefaultConfig()
-			sub, err := cm.Sub(component.NewIDWithName(componentType, tc.name).String())
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tc.name).String())
 			require.NoError(t, err)
 			if tc.unmarshalErr != "" {
 				require.ErrorContains(t, sub.Unmarshal(cfg), tc.unmarshalErr)

@@ -10,14 +10,13 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/extension"
 
+	"github.com/otelcol-gym/otelcol-gym/extension/gymviewextension/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 )
 
-var componentType = component.MustNewType("gymview")
-
 // NewFactory returns the factory of the gymview extension.
 func NewFactory() extension.Factory {
-	return extension.NewFactory(componentType, createDefaultConfig, create, component.StabilityLevelAlpha)
+	return extension.NewFactory(metadata.Type, createDefaultConfig, create, metadata.ExtensionStability)
 }
 
 func createDefaultConfig() component.Config {

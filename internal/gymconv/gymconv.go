@@ -8,7 +8,11 @@
 // their configurable keys' defaults from here.
 package gymconv // import "github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+)
 
 // Span attributes.
 const (
@@ -39,7 +43,7 @@ const (
 	// RunAttribute names a span's run (nemo-lens sets it on every process).
 	RunAttribute = "nemo.run.id"
 	// ServiceNameAttribute is the OpenTelemetry service name.
-	ServiceNameAttribute = "service.name"
+	ServiceNameAttribute = string(conventions.ServiceNameKey)
 	// ServiceOverrideAttribute holds a process's own name behind
 	// `gym eval submit`'s collector, which sets service.name to one routing
 	// name for every process of a job.
@@ -88,7 +92,7 @@ func Service(res pcommon.Map, serviceAttributes []string) string {
 // DefaultURLAttributes are the span attributes searched, first present wins,
 // for a /ng-rollout/<id>/ path: stable and old HTTP semconv, path then URL.
 func DefaultURLAttributes() []string {
-	return []string{"url.path", "http.target", "url.full", "http.url"}
+	return []string{string(conventions.URLPathKey), string(oldconventions.HTTPTargetKey), string(conventions.URLFullKey), string(oldconventions.HTTPURLKey)}
 }
 
 // RolloutIDPattern is Gym's own rule for a rollout id

@@ -173,7 +173,7 @@ func TestSyntheticCaptures(t *testing.T) {
 	failed := 0
 	for _, x := range page.Exchanges {
 		assert.NotEmpty(t, x.SpanID, "exchange %d joined", x.N)
-		if x.StatusCode != 200 {
+		if x.StatusCode != http.StatusOK {
 			failed++
 		}
 	}

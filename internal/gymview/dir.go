@@ -89,17 +89,6 @@ func (d *captureDir) open(name fileName) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// stat is open's fstat without keeping the file: size and mtime of a regular
-// file, for caches keyed by them.
-func (d *captureDir) stat(name fileName) (os.FileInfo, error) {
-	f, st, err := d.open(name)
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	return st, nil
-}
-
 // entries lists the regular files of the directory by name (the types come
 // from getdents; no file is opened). A directory that does not exist yet has
 // none.

@@ -115,7 +115,7 @@ func TestRolloutPageJoinsEveryExchange(t *testing.T) {
 			require.NotNil(t, s, "%s: exchange %d joined to no span", id, i)
 			assert.True(t, strings.HasPrefix(s.Name, "gym.model."), s.Name)
 			assert.Equal(t, i, s.Exchange)
-			if x.StatusCode == 200 {
+			if x.StatusCode == http.StatusOK {
 				assert.Equal(t, "response_id", x.Match)
 				assert.Equal(t, x.ResponseID, str(s.attrs.ModelRequestID))
 			} else {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -68,7 +67,6 @@ type rolloutLine struct {
 type rolloutIndex struct {
 	dir *captureDir
 
-	mu        sync.Mutex
 	dev, ino  uint64
 	offset    int64
 	rows      []*rollout
@@ -124,7 +122,7 @@ func (ix *rolloutIndex) refresh() error {
 	defer f.Close()
 	var dev, ino uint64
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		dev, ino = uint64(sys.Dev), sys.Ino
+		dev, ino = sys.Dev, sys.Ino
 	}
 	if dev != ix.dev || ino != ix.ino || st.Size() < ix.offset {
 		ix.reset()

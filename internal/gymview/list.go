@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // Paging bounds of /api/rollouts.
@@ -207,7 +209,7 @@ func (h *Handler) listRow(r *rollout, now time.Time, counted bool) listRow {
 		ID: r.ID, Run: r.Run, TraceID: r.TraceID, Status: r.Status, Errors: r.Errors, Failed: r.failed(),
 		Roots: r.Roots, InFlight: r.InFlight, Service: r.Service, Name: r.Name,
 		DurationMS: float64(r.duration(now).Microseconds()) / 1000, Spans: -1, ModelCalls: -1,
-		HasPage: validID(r.ID),
+		HasPage: gymconv.SafeFileID(r.ID),
 	}
 	if r.Start != 0 {
 		row.Start = time.Unix(0, r.Start).UTC().Format(time.RFC3339Nano)

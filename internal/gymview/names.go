@@ -4,18 +4,10 @@
 package gymview
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
-
-// rolloutIDPattern is design §5.1's rule for an id that may become part of a
-// file name. The gymspans exporter applies the same rule (validID in
-// exporter/gymspansexporter/layout.go) before it creates <id>.spans.jsonl;
-// the viewer checks it again before it opens one.
-var rolloutIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`)
-
-// validID reports whether s may become part of a file name.
-func validID(s string) bool { return rolloutIDPattern.MatchString(s) }
 
 // File name suffixes of a rollout's files in the capture dir.
 const (
@@ -40,7 +32,7 @@ var (
 // rolloutFile is the name of rollout id's file with suffix, or false when id
 // does not pass the rule.
 func rolloutFile(id, suffix string) (fileName, bool) {
-	if !validID(id) {
+	if !gymconv.SafeFileID(id) {
 		return fileName{}, false
 	}
 	return fileName{id + suffix}, true
@@ -50,7 +42,7 @@ func rolloutFile(id, suffix string) (fileName, bool) {
 // <id>.spans.jsonl, or false.
 func rolloutOfSpansFile(name string) (string, bool) {
 	id, ok := strings.CutSuffix(name, spansSuffix)
-	if !ok || !validID(id) {
+	if !ok || !gymconv.SafeFileID(id) {
 		return "", false
 	}
 	return id, true

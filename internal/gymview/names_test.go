@@ -8,17 +8,19 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 func TestValidID(t *testing.T) {
 	for _, ok := range []string{"0-0", "12-3-a1", "a", "A.b_c-d", strings.Repeat("a", 200), "run.1"} {
-		assert.True(t, validID(ok), "%q", ok)
+		assert.True(t, gymconv.SafeFileID(ok), "%q", ok)
 	}
 	for _, bad := range []string{
 		"", ".", "..", "../x", "a/b", "a\\b", ".hidden", "-x", "_x", "a\x00b", "a\n", "a b", "é",
 		strings.Repeat("a", 201), "%2e%2e", "a%2Fb", "x/../../etc/passwd",
 	} {
-		assert.False(t, validID(bad), "%q", bad)
+		assert.False(t, gymconv.SafeFileID(bad), "%q", bad)
 	}
 }
 

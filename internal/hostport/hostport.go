@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
 // Join returns "host:port" from two attributes when both are present (the
@@ -49,13 +52,13 @@ func Join(attrs pcommon.Map, hostKey, portKey string) string {
 // server.port, else net.host.name and net.host.port, else http.host when it
 // holds a port; "" when none is present.
 func Server(attrs pcommon.Map) string {
-	if hp := Join(attrs, "server.address", "server.port"); hp != "" {
+	if hp := Join(attrs, string(conventions.ServerAddressKey), string(conventions.ServerPortKey)); hp != "" {
 		return hp
 	}
-	if hp := Join(attrs, "net.host.name", "net.host.port"); hp != "" {
+	if hp := Join(attrs, string(oldconventions.NetHostNameKey), string(oldconventions.NetHostPortKey)); hp != "" {
 		return hp
 	}
-	if v, ok := attrs.Get("http.host"); ok && v.Type() == pcommon.ValueTypeStr && strings.Contains(v.Str(), ":") {
+	if v, ok := attrs.Get(string(oldconventions.HTTPHostKey)); ok && v.Type() == pcommon.ValueTypeStr && strings.Contains(v.Str(), ":") {
 		return strings.ToLower(v.Str())
 	}
 	return ""

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
 // Attribute names read by EdgeFromSpan (design §4).
@@ -19,7 +21,7 @@ const (
 	DefaultRunAttribute = gymconv.RunAttribute
 	// PeerServiceAttribute names the server service on a CLIENT span; the
 	// gym processor sets it on every CLIENT span (design §4.4).
-	PeerServiceAttribute = "peer.service"
+	PeerServiceAttribute = string(conventions.PeerServiceKey)
 )
 
 // DefaultServiceAttributes are the resource attributes naming a span's

@@ -23,6 +23,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
 // maxFileBytes bounds what is read of service_map.json; a bigger file is
@@ -89,12 +91,12 @@ func (m *Map) lock(dirFD int) (unlock func(), err error) {
 		_ = unix.Close(lockFD)
 		return nil, fmt.Errorf("lock file %q is not a regular file", m.lockName)
 	}
-	if err := flock(lockFD, unix.LOCK_EX); err != nil {
+	if err := eintr.Flock(lockFD, unix.LOCK_EX); err != nil {
 		_ = unix.Close(lockFD)
 		return nil, fmt.Errorf("lock %q: %w", m.lockName, err)
 	}
 	return func() {
-		_ = flock(lockFD, unix.LOCK_UN)
+		_ = eintr.Flock(lockFD, unix.LOCK_UN)
 		_ = unix.Close(lockFD)
 	}, nil
 }
@@ -252,14 +254,6 @@ func openat(dirFD int, name string, flags int, mode os.FileMode) (int, error) {
 		fd, err := unix.Openat(dirFD, name, flags, uint32(mode.Perm()))
 		if err != unix.EINTR {
 			return fd, err
-		}
-	}
-}
-
-func flock(fd, how int) error {
-	for {
-		if err := unix.Flock(fd, how); err != unix.EINTR {
-			return err
 		}
 	}
 }

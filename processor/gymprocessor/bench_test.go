@@ -433,7 +433,6 @@ func BenchmarkRetainedPerPendingSpan(b *testing.B) {
 		for _, td := range held {
 			require.NoError(b, p.ConsumeTraces(context.Background(), td))
 		}
-		held = nil
 		runtime.GC()
 		retained := heapInUse() - base
 		p.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -457,7 +458,7 @@ func (s *snapshotter) write() {
 		return true
 	})
 	// The service-map repair's state.
-	hps := slices.Sorted(mapKeys(e.sm.learned))
+	hps := slices.Sorted(maps.Keys(e.sm.learned))
 	w.u(uint64(len(hps)))
 	for _, hp := range hps {
 		w.str(hp)
@@ -474,12 +475,12 @@ func (s *snapshotter) write() {
 		}
 		return true
 	})
-	hps = slices.Sorted(mapKeys(e.sm.untaught))
+	hps = slices.Sorted(maps.Keys(e.sm.untaught))
 	w.u(uint64(len(hps)))
 	for _, hp := range hps {
 		w.str(hp)
 	}
-	hps = slices.Sorted(mapKeys(e.sm.peerWaiters))
+	hps = slices.Sorted(maps.Keys(e.sm.peerWaiters))
 	w.u(uint64(len(hps)))
 	for _, hp := range hps {
 		w.str(hp)
@@ -498,16 +499,6 @@ func sortedTraceKeys[V any](m map[pcommon.TraceID]V) []pcommon.TraceID {
 	}
 	slices.SortFunc(keys, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
 	return keys
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 var (

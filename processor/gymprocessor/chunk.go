@@ -8,8 +8,8 @@ import "go.opentelemetry.io/collector/pdata/ptrace"
 // maxEmitSpans bounds the spans of one call to the next consumer. A timer
 // round (a pass-through release, a settle wave, shutdown) can release far
 // more spans than arrived in any one request; sent whole, such a batch can
-// exceed what the next hop accepts (gRPC's default 4 MiB message limit
-// refuses it as a permanent error). 2048 Gym spans are well under 2 MiB.
+// exceed what the next hop accepts (gRPC's default message limit refuses
+// it as a permanent error); maxEmitSpans Gym spans stay well under it.
 const maxEmitSpans = 2048
 
 // splitTraces moves the spans of td into batches of at most max spans each,

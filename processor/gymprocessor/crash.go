@@ -58,21 +58,21 @@ func (p *gymProcessor) startStorage(ctx context.Context, host component.Host) er
 	if err != nil {
 		p.logger.Error("gym processor: its storage cannot be opened; running without it, so a kill -9 loses the spans held undecided",
 			zap.String("storage", p.cfg.Storage.String()), zap.Error(err))
-		p.tel.storageErrors.Add(ctx, 1)
+		p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
 		return nil
 	}
 	jr, why, err := openJournal(ctx, client, p.cfg)
 	if err != nil {
 		p.logger.Error("gym processor: its storage cannot be read; running without it, so a kill -9 loses the spans held undecided",
 			zap.String("storage", p.cfg.Storage.String()), zap.Error(err))
-		p.tel.storageErrors.Add(ctx, 1)
+		p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
 		_ = client.Close(ctx)
 		return nil
 	}
 	if why != "" {
 		p.logger.Error("gym processor: what its storage held is set aside, not replayed: "+why,
 			zap.String("storage", p.cfg.Storage.String()), zap.Uint64("set_aside_generation", jr.meta.Aside))
-		p.tel.storageErrors.Add(ctx, 1)
+		p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
 	}
 	p.jr = jr
 	return p.recover(ctx)
@@ -146,7 +146,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 			zap.Int64("records_replayed", replayed), zap.Int("spans_held", len(eng.heap)),
 			zap.Int64("spans_handed_on_again", redelivered))
 	}
-	p.tel.redelivered.Add(ctx, redelivered)
+	p.tel.ProcessorGymSpansRedelivered.Add(ctx, redelivered)
 	if corrupt == nil {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	// recovered as a checkpoint of a new generation, set the old one aside.
 	p.logger.Error("gym processor: its storage holds a corrupt record; what came before it was recovered, the rest is set aside",
 		zap.String("storage", p.cfg.Storage.String()), zap.Error(corrupt))
-	p.tel.storageErrors.Add(ctx, 1)
+	p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
 	if err := jr.setAside(ctx, corrupt.Error()); err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 	p.mu.Lock()
 	jr.checkpointSize = int64(len(snap))
 	p.mu.Unlock()
-	p.tel.storageCheckpoints.Add(ctx, 1)
+	p.tel.ProcessorGymStorageCheckpoints.Add(ctx, 1)
 }
 
 // closeStorage empties the journal after a shutdown that handed everything

@@ -4,10 +4,11 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 )
 
 // Setup problems of design §4.5 (metric attribute "problem").
@@ -35,31 +36,17 @@ var problemHelp = [numProblems]string{
 // downstream failures, with the counts seen since the last line.
 type diagnostics struct {
 	logger *zap.Logger
-	clock  clock
-
-	mu         sync.Mutex
-	last       [numProblems + 2]time.Time
-	suppressed [numProblems + 2]int64
+	limit  *boundedlog.Limiter // keys: problemNames, and the two below
 }
+
+// Keys of the log lines that are not about a setup problem.
+const (
+	logDownstreamFailed = "downstream_failed"
+	logStorageFailed    = "storage_failed"
+)
 
 func newDiagnostics(logger *zap.Logger, clk clock) *diagnostics {
-	return &diagnostics{logger: logger, clock: clk}
-}
-
-// allow reports whether a line about slot may be logged now, and how many
-// occurrences it then stands for.
-func (d *diagnostics) allow(slot int, count int64) (int64, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.suppressed[slot] += count
-	now := d.clock.Now()
-	if !d.last[slot].IsZero() && now.Sub(d.last[slot]) < logEvery {
-		return 0, false
-	}
-	d.last[slot] = now
-	n := d.suppressed[slot]
-	d.suppressed[slot] = 0
-	return n, true
+	return &diagnostics{logger: logger, limit: boundedlog.NewLimiter(logEvery, clk.Now)}
 }
 
 func (d *diagnostics) report(r *round) {
@@ -67,10 +54,10 @@ func (d *diagnostics) report(r *round) {
 		if c == 0 {
 			continue
 		}
-		if n, ok := d.allow(i, c); ok {
+		if n, ok := d.limit.Allow(problemNames[i], c); ok {
 			fields := []zap.Field{zap.String("problem", problemNames[i]), zap.Int64("count", n)}
 			if runs := r.problemRuns[i]; len(runs) > 0 {
-				fields = append(fields, zap.Int("runs", len(runs)), zap.String("run", truncate(runs[0], 64)))
+				fields = append(fields, zap.Int("runs", len(runs)), zap.String("run", boundedlog.Truncate(runs[0], 64)))
 			}
 			d.logger.Warn(problemHelp[i], fields...)
 		}
@@ -78,7 +65,7 @@ func (d *diagnostics) report(r *round) {
 }
 
 func (d *diagnostics) downstreamFailed(spans int64, err error) {
-	if n, ok := d.allow(numProblems, spans); ok {
+	if n, ok := d.limit.Allow(logDownstreamFailed, spans); ok {
 		d.logger.Warn("next consumer refused spans; they are not retried by the gym processor",
 			zap.Int64("spans", n), zap.Error(err))
 	}
@@ -86,16 +73,8 @@ func (d *diagnostics) downstreamFailed(spans int64, err error) {
 
 // storageFailed logs, rate-limited, a failure of the storage extension.
 func (d *diagnostics) storageFailed(err error) {
-	if n, ok := d.allow(numProblems+1, 1); ok {
+	if n, ok := d.limit.Allow(logStorageFailed, 1); ok {
 		d.logger.Error("gym processor: its storage failed; a batch it could not record is refused (the sender retries it), a tick is postponed",
 			zap.Int64("count", n), zap.Error(err))
 	}
-}
-
-// truncate bounds an untrusted string put in a log line.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

@@ -5,7 +5,14 @@
 // span learns the NeMo Gym rollout it belongs to, and every rollout becomes
 // its own bounded trace.
 //
-// Files, one idea each (the data flow is drawn on gymProcessor, processor.go):
+// Data flow:
+//
+//	ConsumeTraces -> engine.prepare -> [lock] engine.consume (index; decide; hold the undecided) [unlock]
+//	                 -> deliver (apply the rewrites, assemble released spans) -> next
+//	timer tick    -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
+//	                 -> deliver -> next
+//
+// Files, one idea each:
 //   - processor.go: the component: ConsumeTraces, the timer, Shutdown, delivery to the next consumer.
 //   - prepare.go:   what a batch says on its own, read before the lock.
 //   - engine.go:    the engine's state and its two entries, consume (arrive, per span) and flush (per tick).
@@ -22,7 +29,9 @@
 //   - promote.go:   promote_to_resource regrouping.
 //   - chunk.go:     large releases handed on in bounded batches.
 //   - spansize.go:  the size estimate of a held span (max_pending_bytes).
-//   - metrics.go, diagnostics.go: telemetry and rate-limited setup warnings (§4.5).
+//   - hashid.go:    the ids the processor derives (T', synthesized span ids).
+//   - metrics.go:   recording the metrics metadata.yaml declares (documentation.md lists them).
+//   - diagnostics.go: rate-limited setup warnings (§4.5).
 //   - crash.go:     with a storage extension, recording, recovery and checkpoints (§4.6).
 //   - journal.go:   the journal in the storage: records, delivery marks, checkpoints, generations.
 //   - checkpoint.go: the engine's whole state, encoded and restored exactly.

@@ -75,11 +75,11 @@ func (ed *spanEdit) traceID() pcommon.TraceID {
 // originalTraceHex is the span's nemo.gym.original_trace_id once ed is
 // applied, or "".
 func (ed *spanEdit) originalTraceHex() string {
-	v, ok := ed.sp.Attributes().Get(attrOriginalTraceID)
+	v, ok := ed.sp.Attributes().Get(gymconv.OriginalTraceAttribute)
 	has := ok && v.Type() == pcommon.ValueTypeStr
 	if ed.rollout != "" && ed.split {
 		if has {
-			if _, valid := parseTraceIDHex(v.Str()); valid {
+			if _, valid := gymconv.ParseTraceID(v.Str()); valid {
 				return v.Str()
 			}
 		}
@@ -106,12 +106,8 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 			attrs.PutBool(gymconv.RolloutRootAttribute, true)
 		}
 		if ed.split {
-			hasOrig := false
-			if v, ok := attrs.Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
-				_, hasOrig = parseTraceIDHex(v.Str())
-			}
-			if !hasOrig {
-				attrs.PutStr(attrOriginalTraceID, ed.origHex)
+			if _, hasOrig := gymconv.OriginalTraceID(attrs); !hasOrig {
+				attrs.PutStr(gymconv.OriginalTraceAttribute, ed.origHex)
 			}
 			sp.SetTraceID(ed.tid)
 			if hs := ed.hs; hs != nil {
@@ -177,7 +173,7 @@ func (ce *clientEdit) apply(rolloutAttr string) {
 		attrs.PutStr(rolloutAttr, ce.rollout)
 	}
 	if ce.origHex != "" {
-		attrs.PutStr(attrOriginalTraceID, ce.origHex)
+		attrs.PutStr(gymconv.OriginalTraceAttribute, ce.origHex)
 	}
 	server.SetParentSpanID(ce.id)
 }

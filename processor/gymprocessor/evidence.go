@@ -4,7 +4,6 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"encoding/hex"
 	"regexp"
 	"strings"
 
@@ -90,24 +89,10 @@ func (f *evidenceFinder) matches(seg string) bool {
 // spanOriginalTrace returns the trace id the span had before any gym
 // processor rewrote it: nemo.gym.original_trace_id when valid, else its own.
 func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {
-	if v, ok := sp.Attributes().Get(attrOriginalTraceID); ok && v.Type() == pcommon.ValueTypeStr {
-		if id, ok := parseTraceIDHex(v.Str()); ok {
-			return id
-		}
+	if id, ok := gymconv.OriginalTraceID(sp.Attributes()); ok {
+		return id
 	}
 	return sp.TraceID()
-}
-
-// parseTraceIDHex parses the 32 hex digits of a trace id.
-func parseTraceIDHex(s string) (pcommon.TraceID, bool) {
-	var id pcommon.TraceID
-	if len(s) != 2*len(id) {
-		return id, false
-	}
-	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
-		return pcommon.TraceID{}, false
-	}
-	return id, true
 }
 
 // observabilityOffSign reports whether a span without direct evidence shows

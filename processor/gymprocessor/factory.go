@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/metadata"
 )
 
 const (
@@ -20,14 +21,12 @@ const (
 	defaultRolloutWait = 2 * time.Hour
 )
 
-var componentType = component.MustNewType("gym")
-
 // NewFactory returns the factory of the gym processor.
 func NewFactory() processor.Factory {
 	return processor.NewFactory(
-		componentType,
+		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTraces, component.StabilityLevelAlpha),
+		processor.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // The rules of design §4.2 on how long an undecided span waits, with traffic
@@ -360,7 +362,7 @@ func TestSenderThatIsNotGymLosesNothing(t *testing.T) {
 	require.Len(t, out, 5, "nothing lost")
 	for _, s := range out {
 		assert.Empty(t, s.Rollout)
-		assert.NotContains(t, s.Attributes, attrOriginalTraceID)
+		assert.NotContains(t, s.Attributes, gymconv.OriginalTraceAttribute)
 		assert.Equal(t, traceIDOf("t").String(), s.TraceID)
 	}
 	assert.Zero(t, h.metricSum(metricSpansPassed))

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/metadata"
 )
 
 // fakeClock is a manual clock; its ticker fires only when a test says so.
@@ -415,3 +416,5 @@ func expectedSyntheticSpanID(traceHex, serverHex string) string {
 	}
 	return hex.EncodeToString(id)
 }
+
+var componentType = metadata.Type

@@ -5,49 +5,21 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/metadata"
 )
 
-const scopeName = "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
-
-// Metric names (design §4.5). documentation.md lists them.
-const (
-	metricSpansReceived     = "otelcol_processor_gym_spans_received"
-	metricSpansEmitted      = "otelcol_processor_gym_spans_emitted"
-	metricSpansPassed       = "otelcol_processor_gym_spans_passed_through"
-	metricSpansPromoted     = "otelcol_processor_gym_spans_promoted"
-	metricReleasedUndecided = "otelcol_processor_gym_spans_released_undecided"
-	metricRootsCut          = "otelcol_processor_gym_roots_cut"
-	metricSynthesized       = "otelcol_processor_gym_spans_synthesized"
-	metricSynthesisMissed   = "otelcol_processor_gym_synthesis_missed"
-	metricPeerServiceSet    = "otelcol_processor_gym_peer_service_set"
-	metricPendingSpans      = "otelcol_processor_gym_pending_spans"
-	metricPendingBytes      = "otelcol_processor_gym_pending_bytes"
-	metricIndexEntries      = "otelcol_processor_gym_index_entries"
-	metricLateParents       = "otelcol_processor_gym_late_parents"
-	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
-	metricResentSpans       = "otelcol_processor_gym_resent_spans"
-	metricLinksMissed       = "otelcol_processor_gym_attempt_links_missed"
-	metricDownstreamFailed  = "otelcol_processor_gym_downstream_failed_spans"
-	metricSetupProblems     = "otelcol_processor_gym_setup_problems"
-	metricStorageBytes      = "otelcol_processor_gym_storage_bytes"
-	metricStorageCkpts      = "otelcol_processor_gym_storage_checkpoints"
-	metricStorageErrors     = "otelcol_processor_gym_storage_errors"
-	metricRedelivered       = "otelcol_processor_gym_spans_redelivered"
-)
-
+// telemetry records the processor's metrics, declared in metadata.yaml
+// (documentation.md lists them) and built by mdatagen.
 type telemetry struct {
-	received, emitted, passed, promoted, released, cut, synthesized metric.Int64Counter
-	lateParents, duplicates, resent, downstreamFailed, problems     metric.Int64Counter
-	synthMissed, peerSet, linksMissed                               metric.Int64Counter
-	pendingSpans, pendingBytes, indexEntries, storageBytes          metric.Int64Gauge
-	storageCheckpoints, storageErrors, redelivered                  metric.Int64Counter
+	*metadata.TelemetryBuilder
 
-	// Option slices built once, so recording allocates nothing.
+	// Attribute options built once, so recording allocates nothing.
 	promotedBy [3][]metric.AddOption
 	reasons    [numReasons][]metric.AddOption
 	problemOpt [numProblems][]metric.AddOption
@@ -56,65 +28,38 @@ type telemetry struct {
 	cutParent  []metric.AddOption
 }
 
+// Attribute names of metadata.yaml.
+const (
+	metricAttrSource   = "source"
+	metricAttrReason   = "reason"
+	metricAttrProblem  = "problem"
+	metricAttrLinkType = "link_type"
+)
+
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(scopeName)
-	t := &telemetry{}
-	var errs []error
-	var err error
-	counter := func(name, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{spans}"))
-		errs = append(errs, err)
-		return c
+	b, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, fmt.Errorf("gym processor metrics: %w", err)
 	}
-	gauge := func(name, desc, unit string) metric.Int64Gauge {
-		g, err := m.Int64Gauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
-		errs = append(errs, err)
-		return g
-	}
-	t.received = counter(metricSpansReceived, "Spans received by the gym processor.")
-	t.emitted = counter(metricSpansEmitted, "Spans the gym processor passed to the next consumer.")
-	t.passed = counter(metricSpansPassed, "Spans of runs without rollout evidence passed on without waiting.")
-	t.promoted = counter(metricSpansPromoted, "Spans given a rollout, by how (source = direct, downward, upward).")
-	t.released = counter(metricReleasedUndecided, "Spans that left in no rollout, by reason (wait: a root waited `wait`; parent_missing: its parent did not arrive within rollout_wait; parent_none: its parent left in no rollout; conflict, bound, shutdown, observability_off).")
-	t.cut = counter(metricRootsCut, "Rollout roots cut from their parent, by link type (job, parent).")
-	t.synthesized = counter(metricSynthesized, "CLIENT spans synthesized for the service map.")
-	t.synthMissed = counter(metricSynthesisMissed, "Parentless SERVER spans with rollout evidence that left without a synthesized CLIENT parent: their rollout's gym.rollout did not come within rollout_wait.")
-	t.peerSet = counter(metricPeerServiceSet, "CLIENT spans given peer.service, by source (child, configured, learned, address).")
-	t.lateParents = counter(metricLateParents, "Spans that arrived after a child of theirs had to leave without them.")
-	t.duplicates = counter(metricDuplicateSpans, "Spans whose (trace id, span id) was already indexed; passed on unindexed.")
-	t.linksMissed = counter(metricLinksMissed, "Roots of re-dispatched attempts that left without a link to the previous attempt's root: it was not known when they were decided (it came later, or was forgotten).")
-	t.resent = counter(metricResentSpans, "Unchanged copies of a span held undecided (a sender's retry); each leaves with the held span, as it is rewritten.")
-	t.downstreamFailed = counter(metricDownstreamFailed, "Spans the next consumer refused.")
-	t.problems, err = m.Int64Counter(metricSetupProblems, metric.WithUnit("{problems}"), metric.WithDescription(
-		"Setup problems seen, by problem: a run (no_rollout_evidence, only_orchestrator, observability_off) or a span (server_without_parent)."))
-	errs = append(errs, err)
-	t.pendingSpans = gauge(metricPendingSpans, "Spans held undecided.", "{spans}")
-	t.pendingBytes = gauge(metricPendingBytes, "Estimated bytes of the spans held undecided.", "By")
-	t.indexEntries = gauge(metricIndexEntries, "Entries of the span index (held, emitted and awaited parents).", "{entries}")
-	t.storageBytes = gauge(metricStorageBytes, "Bytes the processor keeps in its storage extension: the last checkpoint and the records after it.", "By")
-	t.storageCheckpoints, err = m.Int64Counter(metricStorageCkpts, metric.WithUnit("{checkpoints}"), metric.WithDescription("Checkpoints of the processor's state written to its storage."))
-	errs = append(errs, err)
-	t.storageErrors, err = m.Int64Counter(metricStorageErrors, metric.WithUnit("{errors}"), metric.WithDescription("Failures to record to or read from the storage, and journals set aside (corrupt, or from another configuration)."))
-	errs = append(errs, err)
-	t.redelivered = counter(metricRedelivered, "Spans handed on again at start: their round was replayed from the storage without the mark that it had been delivered (the collector stopped in between); gymspans drops those it already wrote.")
+	t := &telemetry{TelemetryBuilder: b}
 	opt := func(k, v string) []metric.AddOption {
 		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))}
 	}
 	for i, s := range []string{"direct", "downward", "upward"} {
-		t.promotedBy[i] = opt("source", s)
+		t.promotedBy[i] = opt(metricAttrSource, s)
 	}
 	for i, s := range reasonNames {
-		t.reasons[i] = opt("reason", s)
+		t.reasons[i] = opt(metricAttrReason, s)
 	}
 	for i, s := range problemNames {
-		t.problemOpt[i] = opt("problem", s)
+		t.problemOpt[i] = opt(metricAttrProblem, s)
 	}
 	for i, s := range peerSourceNames {
-		t.peerSource[i] = opt("source", s)
+		t.peerSource[i] = opt(metricAttrSource, s)
 	}
-	t.cutJob = opt("link_type", linkTypeJob)
-	t.cutParent = opt("link_type", linkTypeParent)
-	return t, errors.Join(errs...)
+	t.cutJob = opt(metricAttrLinkType, linkTypeJob)
+	t.cutParent = opt(metricAttrLinkType, linkTypeParent)
+	return t, nil
 }
 
 // record turns a round's counts into metrics; called without the lock.
@@ -124,33 +69,33 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 			c.Add(ctx, v, opts...)
 		}
 	}
-	add(t.received, r.received, nil)
-	add(t.emitted, emitted, nil)
-	add(t.passed, r.passed, nil)
+	add(t.ProcessorGymSpansReceived, r.received, nil)
+	add(t.ProcessorGymSpansEmitted, emitted, nil)
+	add(t.ProcessorGymSpansPassedThrough, r.passed, nil)
 	for i, v := range r.promoted {
-		add(t.promoted, v, t.promotedBy[i])
+		add(t.ProcessorGymSpansPromoted, v, t.promotedBy[i])
 	}
 	for i, v := range r.released {
-		add(t.released, v, t.reasons[i])
+		add(t.ProcessorGymSpansReleasedUndecided, v, t.reasons[i])
 	}
-	add(t.cut, r.cutJob, t.cutJob)
-	add(t.cut, r.cutParent, t.cutParent)
-	add(t.synthesized, r.synthesized, nil)
-	add(t.synthMissed, r.synthMissed, nil)
+	add(t.ProcessorGymRootsCut, r.cutJob, t.cutJob)
+	add(t.ProcessorGymRootsCut, r.cutParent, t.cutParent)
+	add(t.ProcessorGymSpansSynthesized, r.synthesized, nil)
+	add(t.ProcessorGymSynthesisMissed, r.synthMissed, nil)
 	for i, v := range r.peerSet {
-		add(t.peerSet, v, t.peerSource[i])
+		add(t.ProcessorGymPeerServiceSet, v, t.peerSource[i])
 	}
-	add(t.lateParents, r.lateParents, nil)
-	add(t.duplicates, r.duplicates, nil)
-	add(t.resent, r.resent, nil)
-	add(t.linksMissed, r.linksMissed, nil)
+	add(t.ProcessorGymLateParents, r.lateParents, nil)
+	add(t.ProcessorGymDuplicateSpans, r.duplicates, nil)
+	add(t.ProcessorGymResentSpans, r.resent, nil)
+	add(t.ProcessorGymAttemptLinksMissed, r.linksMissed, nil)
 	for i, v := range r.problems {
-		add(t.problems, v, t.problemOpt[i])
+		add(t.ProcessorGymSetupProblems, v, t.problemOpt[i])
 	}
-	t.pendingSpans.Record(ctx, g.spans)
-	t.pendingBytes.Record(ctx, g.bytes)
-	t.indexEntries.Record(ctx, g.index)
-	t.storageBytes.Record(ctx, g.storage)
+	t.ProcessorGymPendingSpans.Record(ctx, g.spans)
+	t.ProcessorGymPendingBytes.Record(ctx, g.bytes)
+	t.ProcessorGymIndexEntries.Record(ctx, g.index)
+	t.ProcessorGymStorageBytes.Record(ctx, g.storage)
 }
 
 type gauges struct{ spans, bytes, index, storage int64 }

@@ -35,3 +35,29 @@ func sumPoints(data metricdata.Aggregation, attrs []string) int64 {
 	}
 	return total
 }
+
+// Metric names as the collector exports them (metadata.yaml declares them).
+const (
+	metricSpansReceived     = "otelcol_processor_gym_spans_received"
+	metricSpansEmitted      = "otelcol_processor_gym_spans_emitted"
+	metricSpansPassed       = "otelcol_processor_gym_spans_passed_through"
+	metricSpansPromoted     = "otelcol_processor_gym_spans_promoted"
+	metricReleasedUndecided = "otelcol_processor_gym_spans_released_undecided"
+	metricRootsCut          = "otelcol_processor_gym_roots_cut"
+	metricSynthesized       = "otelcol_processor_gym_spans_synthesized"
+	metricSynthesisMissed   = "otelcol_processor_gym_synthesis_missed"
+	metricPeerServiceSet    = "otelcol_processor_gym_peer_service_set"
+	metricPendingSpans      = "otelcol_processor_gym_pending_spans"
+	metricPendingBytes      = "otelcol_processor_gym_pending_bytes"
+	metricIndexEntries      = "otelcol_processor_gym_index_entries"
+	metricLateParents       = "otelcol_processor_gym_late_parents"
+	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
+	metricResentSpans       = "otelcol_processor_gym_resent_spans"
+	metricLinksMissed       = "otelcol_processor_gym_attempt_links_missed"
+	metricDownstreamFailed  = "otelcol_processor_gym_downstream_failed_spans"
+	metricSetupProblems     = "otelcol_processor_gym_setup_problems"
+	metricStorageBytes      = "otelcol_processor_gym_storage_bytes"
+	metricStorageCkpts      = "otelcol_processor_gym_storage_checkpoints"
+	metricStorageErrors     = "otelcol_processor_gym_storage_errors"
+	metricRedelivered       = "otelcol_processor_gym_spans_redelivered"
+)

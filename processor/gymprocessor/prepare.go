@@ -12,6 +12,8 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
+
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
 // batchFacts is what the processor reads from an incoming batch before it
@@ -93,7 +95,7 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 		}
 	}
 	rf.serviceOrch = resourceString(attrs, gymconv.ServerTypeAttribute) == gymconv.ServerTypeOrchestrator || strings.HasSuffix(rf.service, "orchestrator")
-	rf.proc = resourceString(attrs, "service.name") + "\x00" + resourceString(attrs, "host.name") + "\x00" +
+	rf.proc = resourceString(attrs, string(conventions.ServiceNameKey)) + "\x00" + resourceString(attrs, string(conventions.HostNameKey)) + "\x00" +
 		resourceString(attrs, "process.pid")
 	return rf
 }

@@ -18,12 +18,7 @@ import (
 )
 
 // gymProcessor gives every span its rollout and every rollout its own trace
-// (design §4.1–§4.3, §4.5). Data flow:
-//
-//	ConsumeTraces -> engine.prepare -> [lock] engine.consume (index; decide; hold the undecided) [unlock]
-//	                 -> deliver (apply the rewrites, assemble released spans) -> next
-//	timer tick    -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
-//	                 -> deliver -> next
+// (design §4.1–§4.3, §4.5); doc.go draws its data flow.
 //
 // All state lives in one engine behind one mutex, and only what needs that
 // state runs under it. Before the lock, prepare reads a batch's facts
@@ -281,7 +276,7 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 	var err error
 	if failed > 0 {
 		err = errors.Join(errs...)
-		p.tel.downstreamFailed.Add(ctx, failed)
+		p.tel.ProcessorGymDownstreamFailedSpans.Add(ctx, failed)
 		p.diag.downstreamFailed(failed, err)
 		err = fmt.Errorf("gym processor: next consumer refused %d of %d spans: %w", failed, n, err)
 	}

@@ -4,7 +4,6 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"crypto/sha256"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -13,6 +12,9 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
+
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
 // Service-map repair (design §4.4): peer.service on CLIENT spans, and
@@ -20,9 +22,9 @@ import (
 // caller's service.
 
 const (
-	attrPeerService = "peer.service"
+	attrPeerService = string(conventions.PeerServiceKey)
 	attrSynthetic   = "nemo.gym.synthetic"
-	attrHTTPMethod  = "http.request.method"
+	attrHTTPMethod  = string(conventions.HTTPRequestMethodKey)
 
 	syntheticSpanDomain = "otelcol-gym/synthetic/v1"
 
@@ -47,18 +49,8 @@ var peerSourceNames = [numPeerSources]string{"child", "configured", "learned", "
 // SHA-256("otelcol-gym/synthetic/v1" ‖ 0x00 ‖ t (16 raw bytes) ‖ serverID
 // (8 raw bytes)), never all zero.
 func syntheticSpanID(t pcommon.TraceID, serverID pcommon.SpanID) pcommon.SpanID {
-	h := sha256.New()
-	h.Write([]byte(syntheticSpanDomain))
-	h.Write([]byte{0})
-	h.Write(t[:])
-	h.Write(serverID[:])
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
 	var id pcommon.SpanID
-	copy(id[:], sum[:8])
-	if id.IsEmpty() {
-		id[7] = 1
-	}
+	hashID(id[:], syntheticSpanDomain, t[:], serverID[:])
 	return id
 }
 
@@ -235,17 +227,17 @@ func (e *engine) planPeerService(ed *spanEdit, child string) {
 // clientHostPort is the host:port a CLIENT span called: from url.full or
 // http.url, else server.address and server.port (net.peer.name/port).
 func clientHostPort(attrs pcommon.Map) string {
-	for _, k := range []string{"url.full", "http.url"} {
+	for _, k := range []string{string(conventions.URLFullKey), string(oldconventions.HTTPURLKey)} {
 		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
 			if hp := urlHostPort(v.Str()); hp != "" {
 				return hp
 			}
 		}
 	}
-	if hp := hostport.Join(attrs, "server.address", "server.port"); hp != "" {
+	if hp := hostport.Join(attrs, string(conventions.ServerAddressKey), string(conventions.ServerPortKey)); hp != "" {
 		return hp
 	}
-	return hostport.Join(attrs, "net.peer.name", "net.peer.port")
+	return hostport.Join(attrs, string(oldconventions.NetPeerNameKey), string(oldconventions.NetPeerPortKey))
 }
 
 // urlHostPort returns the host:port of an absolute URL ("scheme://[user@]
@@ -285,7 +277,7 @@ func urlHostPort(raw string) string {
 
 // httpMethod is the SERVER span's request method, or "".
 func httpMethod(attrs pcommon.Map) string {
-	for _, k := range []string{attrHTTPMethod, "http.method"} {
+	for _, k := range []string{attrHTTPMethod, string(oldconventions.HTTPMethodKey)} {
 		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 			return strings.ToUpper(v.Str())
 		}

@@ -346,7 +346,7 @@ func TestSynthesizedSpanShape(t *testing.T) {
 	}
 	assert.Equal(t, 4, servers, "model and resources SERVER spans of two rollouts")
 	assert.Equal(t, int64(4), h.metricSum(metricSynthesized))
-	assert.Equal(t, int64(h.metricSum(metricSpansReceived)+4), h.metricSum(metricSpansEmitted), "out = in + synthesized")
+	assert.Equal(t, h.metricSum(metricSpansReceived)+4, h.metricSum(metricSpansEmitted), "out = in + synthesized")
 }
 
 func traceHex8(id pcommon.SpanID) string { return id.String() }

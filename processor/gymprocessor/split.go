@@ -5,7 +5,6 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"sort"
@@ -18,9 +17,8 @@ import (
 
 // Attribute names written by the split (design §4.3).
 const (
-	attrOriginalTraceID = "nemo.gym.original_trace_id"
-	attrLinkType        = "nemo.gym.link.type"
-	attrSplitRollouts   = "nemo.gym.split.rollouts"
+	attrLinkType      = "nemo.gym.link.type"
+	attrSplitRollouts = "nemo.gym.split.rollouts"
 
 	linkTypeJob             = "job"
 	linkTypeParent          = "parent"
@@ -33,19 +31,8 @@ const (
 // rolloutTraceID is T' of design §4.3: the first 16 bytes of
 // SHA-256("otelcol-gym/rollout/v1" ‖ 0x00 ‖ K ‖ 0x00 ‖ R), never all zero.
 func rolloutTraceID(k, rollout string) pcommon.TraceID {
-	h := sha256.New()
-	h.Write([]byte(rolloutTraceDomain))
-	h.Write([]byte{0})
-	h.Write([]byte(k))
-	h.Write([]byte{0})
-	h.Write([]byte(rollout))
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
 	var id pcommon.TraceID
-	copy(id[:], sum[:16])
-	if id.IsEmpty() {
-		id[15] = 1
-	}
+	hashID(id[:], rolloutTraceDomain, []byte(k), []byte{0}, []byte(rollout))
 	return id
 }
 

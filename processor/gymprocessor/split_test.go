@@ -37,7 +37,7 @@ func TestRolloutTraceIDFormulaOnGoldenOutputs(t *testing.T) {
 						assert.Equal(t, inTrace[s.SpanID()], s.TraceID(), "a span in no rollout keeps its trace id")
 						return
 					}
-					orig, ok := s.Attributes().Get(attrOriginalTraceID)
+					orig, ok := s.Attributes().Get(gymconv.OriginalTraceAttribute)
 					require.True(t, ok)
 					origTrace := inTrace[s.SpanID()]
 					assert.Equal(t, hexTrace(origTrace), orig.Str())

@@ -15,15 +15,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-func names(ns []normSpan) []string {
-	var out []string
-	for _, n := range ns {
-		out = append(out, n.Name)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func TestKnownRolloutLeavesInTheSameCall(t *testing.T) {
 	h := newHarness(t, coreConfig())
 	td := buildTraces(gymProcs, procOrder, []sdef{

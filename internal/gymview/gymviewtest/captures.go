@@ -76,8 +76,8 @@ func WriteRun(dir string, r Run) error {
 			"start_time": consoleTime(start), "end_time": consoleTime(end), "status": status, "error_count": errs,
 			"service_name": "nemo-gym/orchestrator", "name": "HTTP POST",
 		})
-		w.Write(b)
-		w.WriteByte('\n')
+		_, _ = w.Write(b)
+		_ = w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -257,8 +257,8 @@ func writeLines(path string, lines ...string) error {
 	}
 	w := bufio.NewWriter(f)
 	for _, l := range lines {
-		w.WriteString(l)
-		w.WriteByte('\n')
+		_, _ = w.WriteString(l)
+		_ = w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
