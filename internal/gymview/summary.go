@@ -11,6 +11,8 @@ import (
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // maxSummaryBytes bounds how much of the end of otel-metrics.jsonl a run
@@ -171,7 +173,7 @@ func collectGenAI(md pmetric.Metrics, run string, last map[string]pmetric.Metric
 }
 
 func keepLast(m pmetric.Metric, attrs map[string]any, run string, last map[string]pmetric.Metric, set func(pmetric.Metric)) {
-	if r, _ := attrs["nemo.run.id"].(string); r != run {
+	if r, _ := attrs[gymconv.RunAttribute].(string); r != run {
 		return
 	}
 	to := pmetric.NewMetric()

@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
@@ -54,9 +56,10 @@ func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) model
 	}
 	return modelcall.KindOf(modelcall.Span{
 		Name: span.Name(), Kind: kind, ServerType: serverType,
-		URLPath: get("url.path"), HTTPTarget: get("http.target"), HTTPRoute: get("http.route"),
-		URLFull: get("url.full"), HTTPURL: get("http.url"), CalleeType: t[get("peer.service")],
-		Service: service, PeerService: get("peer.service"),
+		URLPath: get(string(conventions.URLPathKey)), HTTPTarget: get(string(oldconventions.HTTPTargetKey)),
+		HTTPRoute: get(string(conventions.HTTPRouteKey)), URLFull: get(string(conventions.URLFullKey)),
+		HTTPURL: get(string(oldconventions.HTTPURLKey)), CalleeType: t[get(string(conventions.PeerServiceKey))],
+		Service: service, PeerService: get(string(conventions.PeerServiceKey)),
 	})
 }
 
