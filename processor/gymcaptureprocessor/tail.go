@@ -52,8 +52,8 @@ func (t *captureTail) read(dirfd int, name string, maxLine int, buf []byte, each
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return 0, fmt.Errorf("capture file %q: %w", name, errNotRegular)
 	}
-	if uint64(st.Dev) != t.dev || st.Ino != t.ino || st.Size < t.offset {
-		*t = captureTail{dev: uint64(st.Dev), ino: st.Ino, file: t.file + 1}
+	if devOf(&st) != t.dev || st.Ino != t.ino || st.Size < t.offset {
+		*t = captureTail{dev: devOf(&st), ino: st.Ino, file: t.file + 1}
 	}
 	t.exists = true
 	oversized := 0
@@ -85,7 +85,13 @@ func (t *captureTail) grown(dirfd int, name string) bool {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return t.ino == 0 // read once, to refuse and count it
 	}
-	return uint64(st.Dev) != t.dev || st.Ino != t.ino || st.Size != t.offset
+	return devOf(&st) != t.dev || st.Ino != t.ino || st.Size != t.offset
+}
+
+// devOf is the file's device number as a uint64 (Stat_t.Dev is narrower on
+// some platforms).
+func devOf(st *unix.Stat_t) uint64 {
+	return uint64(st.Dev) //nolint:unconvert // not uint64 on every platform
 }
 
 // split hands each whole line of chunk (with what partial held) to each.
