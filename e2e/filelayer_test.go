@@ -84,8 +84,11 @@ func (k *crashTally) kill(c *fileLayerCollector, tornTail string) {
 	if tornTail != "" {
 		// A write cut short by a crash: half a line at the end of the
 		// combined file (what the kill itself leaves when it falls inside a
-		// write(2)); the next append cuts it.
-		f, err := os.OpenFile(tornTail, os.O_WRONLY|os.O_APPEND, 0)
+		// write(2)); the next append cuts it. The kill may have fallen
+		// between a rotation's rename and the create of the new file: then
+		// the half line is all the new file holds (the first write after
+		// the create was cut), hence O_CREATE.
+		f, err := os.OpenFile(tornTail, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 		require.NoError(c.t, err)
 		_, err = f.WriteString(`{"name":"torn by a crash","context":{"trace_id":"0x`)
 		require.NoError(c.t, err)

@@ -14,7 +14,8 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 //	flock(LOCK_EX) → the file was not removed, and for the rotated combined
 //	file the name still leads to it (else reopen: another process rotated it)
 //	→ cut a torn tail (no read needed when the size is where our last append
-//	ended) → rotate when over size (combined file only) →
+//	ended) → rotate when over size (combined file only: rename to a backup,
+//	create the new empty file at once) →
 //	writev(2) of the batch's lines (one call per 1024 buffers) → on error or
 //	short write, truncate back to the size before → unlock, or keep the lock
 //	for the next append for at most lock_hold (lockhold.go).
@@ -652,6 +653,7 @@ func (s *fileStore) rotate(h *handle, rot *rotation) error {
 	if err := unix.Renameat(s.dirFD, h.name, s.dirFD, backup); err != nil {
 		return fmt.Errorf("rotate %q: %w", h.name, err)
 	}
+	s.createEmpty(h.name)
 	s.mu.Lock()
 	// Always: the backup may also hold the writes of an earlier handle of
 	// the name that was evicted before its fsync.
@@ -662,6 +664,23 @@ func (s *fileStore) rotate(h *handle, rot *rotation) error {
 	s.obs.rotated(h.name)
 	s.pruneBackups(h.name, rot.maxBackups)
 	return nil
+}
+
+// createEmpty creates name, empty, right after a rotation renamed it away
+// (still under the old file's lock), so a reader following the name (tail
+// -F) finds the new file at once, not at the next append. Best effort: the
+// next append creates it when this fails, and one that exists already
+// (another process created it) is left as it is.
+func (s *fileStore) createEmpty(name string) {
+	fd, err := unix.Openat(s.dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, s.filePerm)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&0o777 != s.filePerm {
+		_ = unix.Fchmod(fd, s.filePerm)
+	}
+	_ = unix.Close(fd)
 }
 
 // pruneBackups keeps the newest keep backups of name (0 keeps none).

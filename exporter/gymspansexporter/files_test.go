@@ -475,3 +475,43 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 		})
 	}
 }
+
+// rotationWatcher is a storeObserver that, when the store reports a
+// rotation, checks whether the rotated name already leads to a file.
+type rotationWatcher struct {
+	dir    string
+	exists []bool
+}
+
+func (w *rotationWatcher) rotated(name string) {
+	_, err := os.Lstat(filepath.Join(w.dir, name))
+	w.exists = append(w.exists, err == nil)
+}
+func (*rotationWatcher) tornTailCut(string)        {}
+func (*rotationWatcher) openFilesChanged(int)      {}
+func (*rotationWatcher) fsyncFailed(string, error) {}
+func (*rotationWatcher) opened(string, bool)       {}
+func (*rotationWatcher) locked(string)             {}
+func (*rotationWatcher) appended(string)           {}
+
+// TestRotationCreatesTheNewFileAtOnce: when a rotation renames the combined
+// file away, the new, empty file is already there as it is reported (a
+// reader following the name sees no gap, and a kill right after the rename
+// leaves the file in place), and the append that rotated lands in it.
+func TestRotationCreatesTheNewFileAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	w := &rotationWatcher{dir: dir}
+	s, err := openFileStore(dir, 0o640, 16, w)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.close()) }()
+	rot := &rotation{maxBytes: 10, maxBackups: 5}
+	line := []byte("0123456789\n")
+	for i := 0; i < 3; i++ {
+		require.NoError(t, s.appendLines("spans.jsonl", [][]byte{line}, len(line), appendOpts{kind: fileKindCombined, rot: rot}))
+	}
+	assert.Equal(t, []bool{true, true}, w.exists)
+	assert.Len(t, readLines(t, filepath.Join(dir, "spans.jsonl")), 1)
+	st, err := os.Stat(filepath.Join(dir, "spans.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
+}
