@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type harness struct {
 	log       io.Writer
 	stdout    io.Writer
 	replay    *replaySet
+	short     *replaySet // the short phase's requests (shortRun)
 	results   []*runResult
 	notes     []string
 	profile   string // pprof -top output
@@ -173,6 +175,11 @@ func (h *harness) runAll(ctx context.Context) error {
 		}
 	}
 	h.loadStart = loadavg()
+	if slices.Contains(phases, phaseShort) || (h.o.profile && h.o.profilePhase == phaseShort) {
+		if err := h.prepareShort(); err != nil {
+			return err
+		}
+	}
 	if needReplay {
 		if err := h.prepareReplay(ctx); err != nil {
 			return err
@@ -200,7 +207,7 @@ func (h *harness) runAll(ctx context.Context) error {
 			}
 		}
 	}
-	if needReplay && h.o.profile && ctx.Err() == nil {
+	if h.o.profile && h.replayFor(h.o.profilePhase) != nil && ctx.Err() == nil {
 		h.runProfile(ctx)
 	}
 	h.loadEnd = loadavg()
@@ -274,6 +281,36 @@ func (h *harness) prepareReplay(ctx context.Context) error {
 		len(reqs), recorded, source, len(rs.bodies), rs.total, classCounts(rs.class), time.Since(t0).Round(time.Millisecond))
 	h.note("replay load: %d spans per run in %d OTLP/HTTP protobuf requests, re-encoded from %d spans recorded from %s, %d senders",
 		rs.total, len(rs.bodies), recorded, source, h.o.replayWorkers)
+	return nil
+}
+
+// prepareShort builds the short phase's requests: shortRun's many short
+// rollouts, sent once.
+func (h *harness) prepareShort() error {
+	reqs := shortRun(h.o.shortRollouts)
+	n := 0
+	for _, td := range reqs {
+		n += td.SpanCount()
+	}
+	rs, err := buildReplay(reqs, n)
+	if err != nil {
+		return err
+	}
+	h.short = rs
+	h.note("short load: %d rollouts, %d spans in %d OTLP/HTTP protobuf requests of at most 512 spans from four processes, sent once by %d senders",
+		h.o.shortRollouts, rs.total, len(rs.bodies), h.o.replayWorkers)
+	return nil
+}
+
+// replayFor is the request set a phase sends, nil for the phases that run
+// a load generator.
+func (h *harness) replayFor(phase string) *replaySet {
+	switch phase {
+	case phaseReplay, phasePaced:
+		return h.replay
+	case phaseShort:
+		return h.short
+	}
 	return nil
 }
 
@@ -364,8 +401,8 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 
 	fileOutput := r.Pipeline != "D"
 	var expected map[uint64]uint8
-	if r.Phase == phaseReplay || r.Phase == phasePaced {
-		expected = h.replay.class
+	if rs := h.replayFor(r.Phase); rs != nil {
+		expected = rs.class
 	}
 	var tl *tailer
 	if fileOutput {
@@ -511,9 +548,9 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 				r.Lost = max(0, inRollout-c.FoundInRollout)
 			}
 		}
-		if tl != nil && (r.Phase == phaseReplay || r.Phase == phasePaced) {
-			r.Lat = latencies(tl.seen(), ld.sentAt, h.replay)
-			if rl := latencies(tl.seenInRollout(), ld.sentAt, h.replay)["known"]; rl.N > 0 {
+		if rs := h.replayFor(r.Phase); tl != nil && rs != nil {
+			r.Lat = latencies(tl.seen(), ld.sentAt, rs)
+			if rl := latencies(tl.seenInRollout(), ld.sentAt, rs)["known"]; rl.N > 0 {
 				r.Lat["rollout"] = rl
 			}
 		}
@@ -545,7 +582,7 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) (*load, error) {
 	ld := &load{}
 	switch r.Phase {
-	case phaseReplay, phasePaced:
+	case phaseReplay, phasePaced, phaseShort:
 		rate := 0.0
 		if r.Phase == phasePaced {
 			rate = float64(h.o.pacedRate)
@@ -554,12 +591,13 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 		if r.Phase == phasePaced {
 			workers = h.o.pacedWorkers
 		}
-		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, workers, rate)
+		rs := h.replayFor(r.Phase)
+		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), rs, workers, rate)
 		if err != nil {
 			return nil, err
 		}
 		ld.start, ld.end, ld.sentAt, ld.retries = res.start, res.end, res.sentAt, res.retries
-		ld.expected = h.replay.class
+		ld.expected = rs.class
 	case phaseGymsim:
 		truth := filepath.Join(dir, "truth.jsonl")
 		args := []string{"--preset", "default", "--rollouts", strconv.Itoa(h.o.gymsimRollouts),
@@ -692,8 +730,8 @@ func (h *harness) runProfile(ctx context.Context) {
 		return
 	}
 	name := h.o.profilePipeline
-	h.logf("profile: pipeline %s under replay, %ds CPU profile", name, h.o.profileSeconds)
-	r := h.runOne(ctx, phaseReplay, name, 0, pp[0])
+	h.logf("profile: pipeline %s under %s, %ds CPU profile", name, h.o.profilePhase, h.o.profileSeconds)
+	r := h.runOne(ctx, h.o.profilePhase, name, 0, pp[0])
 	h.logRun(r)
 	prof := filepath.Join(h.out, "profile-"+name+".pb.gz")
 	if _, err := os.Stat(prof); err != nil {
