@@ -475,15 +475,26 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	// has sent them), polling every 50ms, at most -drain-max.
 	drainStart := time.Now()
 	deadline := drainStart.Add(h.o.drainMax)
+	var lastSeen int64
+	lastChange := drainStart
 	for {
 		done := false
-		if fileOutput {
+		switch {
+		case r.Pipeline == "G":
+			// G drops the spans that do not carry the rollout id themselves,
+			// so no count is its target: its output is complete once it has
+			// not grown for longer than the file exporter's flush interval (1 s).
+			if seen := tl.distinct.Load(); seen != lastSeen {
+				lastSeen, lastChange = seen, time.Now()
+			}
+			done = lastSeen > 0 && time.Since(lastChange) > 1200*time.Millisecond
+		case fileOutput:
 			seen := tl.distinct.Load()
 			if expected != nil {
 				seen = tl.inRollout.Load()
 			}
 			done = int(seen) >= target
-		} else {
+		default:
 			mm, err := scrape(ctx, col.metrics)
 			done = err == nil && mm[mSent]+mm[mSendFailed] >= float64(accepted) && mm[mAccepted] >= float64(accepted)
 		}
