@@ -197,7 +197,7 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 		return err
 	}
 	e.journal = j
-	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes, e.cfg.FlushInterval)
+	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
 	if err := e.recoverDead(store); err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 	close(f.stop)
 	<-f.stopped
 	// The last flush: every pending line to its file, fsync, the service map.
-	err := f.tick(true)
+	err := f.tick()
 	if e.pending != nil && e.pending.size() > 0 {
 		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
 	}

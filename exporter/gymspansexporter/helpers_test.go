@@ -164,7 +164,7 @@ func flushFiles(t testing.TB, e *spansExporter) {
 	f := e.flusher
 	e.mu.Unlock()
 	require.NotNil(t, f, "exporter started")
-	require.NoError(t, f.tick(true))
+	require.NoError(t, f.tick())
 }
 
 // writePendingNow appends every pending rollout line to its file, without
