@@ -78,6 +78,7 @@ func TestCombinedFileRotation(t *testing.T) {
 			for i := 0; i < batches; i++ {
 				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
 			}
+			writePendingNow(t, e) // the rollout files, read below
 			dir := e.cfg.CaptureDir
 			backups := backupsOf(t, dir)
 			rotations := sum(metricByAttr(t, tel, metricRotations, ""))
