@@ -342,7 +342,7 @@ func (h *harness) report() error {
 		}
 	}
 	if h.profile != "" {
-		fmt.Fprintf(&b, "\n## Profile of C under replay (go tool pprof -top)\n\n```\n%s```\n", h.profile)
+		fmt.Fprintf(&b, "\n## Profile of %s under %s (go tool pprof -top)\n\n```\n%s```\n", h.o.profilePipeline, h.o.profilePhase, h.profile)
 	}
 	fmt.Fprint(h.stdout, "\n"+b.String())
 	if err := os.WriteFile(filepath.Join(h.out, "report.md"), []byte(b.String()), 0o640); err != nil {
