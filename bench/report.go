@@ -254,7 +254,7 @@ func targets(sums []*summary, pacedRate int) string {
 	return out.String()
 }
 
-// costTargets checks design §5.3 (issue #29) on every phase that ran A: C
+// costTargets checks the spec's cost budget (issue #29) on every phase that ran A: C
 // at most 1.3x A and Cs at most 1.5x A in CPU per span, both below B and G.
 func costTargets(get func(phase, p string) *summary) string {
 	var out strings.Builder
@@ -275,7 +275,7 @@ func costTargets(get func(phase, p string) *summary) string {
 			if c.CPUPerM <= t.bound*a.CPUPerM {
 				mark = "ok  "
 			}
-			fmt.Fprintf(&out, "- [%s] %s CPU per span ≤ %.1fx A under %s (design §5.3; moonshot 1.0x): %.2fx (%.1f vs %.1f s/M)\n", mark, t.p, t.bound, phase, c.CPUPerM/a.CPUPerM, c.CPUPerM, a.CPUPerM)
+			fmt.Fprintf(&out, "- [%s] %s CPU per span ≤ %.1fx A under %s (issue #29, the spec's cost budget; moonshot 1.0x): %.2fx (%.1f vs %.1f s/M)\n", mark, t.p, t.bound, phase, c.CPUPerM/a.CPUPerM, c.CPUPerM, a.CPUPerM)
 			for _, peer := range []string{"B", "G"} {
 				if pr := get(phase, peer); pr != nil {
 					mark = "MISS"

@@ -143,6 +143,11 @@ func (e *spansExporter) start(_ context.Context, _ component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
+	shared, err := sharedCaptureDir(e.cfg.SharedCaptureDir, store.dirFD)
+	if err != nil {
+		e.logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))
+	}
+	store.alone = !shared
 	store.startHolding(e.cfg.LockHold, e.commits.whenIdle)
 	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
 	fail := func(err error) error {

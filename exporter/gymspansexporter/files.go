@@ -64,7 +64,7 @@ type fileStore struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	handles map[string]*handle
-	opened  *bounded.Ring[string, struct{}] // names opened before (openAt)
+	opened  *bounded.Ring[string, tailMark] // names opened before (openAt), and where our appends ended
 	lru     *list.List                      // front = most recently used
 	open    int                             // descriptors held (handles, retired handles, flusher reopens)
 	// closedDirty names files closed (evicted) or renamed (rotated) before
@@ -72,6 +72,10 @@ type fileStore struct {
 	closedDirty map[string]struct{}
 	dirDirty    bool
 	closed      bool
+	// alone: no other process appends in the capture dir
+	// (shared_capture_dir), so appends take no lock and, once a handle's
+	// size is known, no fstat.
+	alone       bool
 	syncfsAbove int          // syncfsThreshold; tests raise it to keep the per-file path
 	syncfsCalls atomic.Int64 // flushes done with one syncfs (tests read it)
 
@@ -88,6 +92,8 @@ type fileStore struct {
 // kind is the appendOpts kind of the file (fileKind*).
 type storeObserver interface {
 	tornTailCut(name string)
+	tailRead(name string)
+	statted(kind string)
 	rotated(name string)
 	openFilesChanged(delta int)
 	fsyncFailed(name string, err error)
@@ -109,7 +115,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 		write:       defaultWrite,
 		obs:         obs,
 		handles:     map[string]*handle{},
-		opened:      bounded.NewRing[string, struct{}](maxOpenedNames),
+		opened:      bounded.NewRing[string, tailMark](maxOpenedNames),
 		lru:         list.New(),
 		closedDirty: map[string]struct{}{},
 		syncfsAbove: syncfsThreshold,
@@ -129,7 +135,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 	if _, before := s.opened.Get(name); !before {
-		s.opened.Put(name, struct{}{})
+		s.opened.Put(name, tailMark{end: -1})
 		fd, err = unix.Openat(s.dirFD, name, base|unix.O_CREAT|unix.O_EXCL, s.filePerm)
 		if err == nil {
 			return fd, true, nil
@@ -162,6 +168,13 @@ func openError(name string, err error) error {
 		return fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
 	}
 	return fmt.Errorf("open %q: %w", name, err)
+}
+
+// tailMark is where this store's last append through a closed handle of a
+// name ended (end -1: unknown), and in which inode.
+type tailMark struct {
+	ino uint64
+	end int64
 }
 
 // maxOpenedNames bounds the names a store remembers having opened.

@@ -272,6 +272,7 @@ func TestHelperAppender(t *testing.T) {
 	id, err := strconv.Atoi(os.Getenv(envHelperID))
 	require.NoError(t, err)
 	e, _ := newTestExporter(t, func(c *Config) {
+		shared(c)
 		c.CaptureDir = dir
 		c.Rotation.MaxMegabytes = 1
 		c.Rotation.MaxBackups = 1000
@@ -422,11 +423,11 @@ func TestWriteChunks(t *testing.T) {
 	})
 }
 
-// TestRemovedFileIsRecreated: a user removes a rollout's file while the
+// TestRemovedFileIsRecreated (shared_capture_dir on): a user removes a rollout's file while the
 // collector holds it open; the next batch goes to a new file by that name,
 // not into the unlinked one.
 func TestRemovedFileIsRecreated(t *testing.T) {
-	e, _ := newTestExporter(t, nil)
+	e, _ := newTestExporter(t, shared)
 	startExporter(t, e)
 	// No root: the rollout is not finished, its file stays open.
 	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 1, 3))))
@@ -493,6 +494,8 @@ func (*rotationWatcher) openFilesChanged(int)      {}
 func (*rotationWatcher) fsyncFailed(string, error) {}
 func (*rotationWatcher) opened(string, bool)       {}
 func (*rotationWatcher) locked(string)             {}
+func (*rotationWatcher) tailRead(string)           {}
+func (*rotationWatcher) statted(string)            {}
 func (*rotationWatcher) appended(string)           {}
 
 // TestRotationCreatesTheNewFileAtOnce: when a rotation renames the combined

@@ -14,7 +14,7 @@ import (
 
 // The flusher: one goroutine that writes what the pushes leave behind them.
 //
-//	every flush_interval (design §5.3: one wake-up per interval, not one per
+//	every flush_interval (issue #29: one wake-up per interval, not one per
 //	  file): every pending file (pending.go), one append each → their
 //	  rollouts.jsonl lines → close the finished rollouts' files → fsync the
 //	  journal index, then every file written (files.go) → done record →

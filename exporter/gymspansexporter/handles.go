@@ -25,6 +25,7 @@ type handle struct {
 	// When the file still has that size, its last byte is our newline and
 	// the torn-tail check needs no read.
 	ourEnd int64
+	ino    uint64 // the file's inode, from the last fstat (0: none yet)
 	// locked: the store keeps the file's lock between appends (lockhold.go);
 	// lockSeq tells this lock from earlier ones of the handle.
 	locked  bool
@@ -80,6 +81,9 @@ func (s *fileStore) dropLocked(h *handle) {
 
 // closeLocked closes h's descriptor, which gives back a kept lock.
 func (s *fileStore) closeLocked(h *handle) {
+	if h.ino != 0 {
+		s.opened.Put(h.name, tailMark{ino: h.ino, end: h.ourEnd})
+	}
 	_ = unix.Close(h.fd)
 	h.locked = false
 	s.unreserveLocked()
@@ -105,6 +109,11 @@ func (s *fileStore) acquire(name, kind string) (*handle, error) {
 	}
 	s.obs.opened(kind, created)
 	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1, created: created}
+	if m, ok := s.opened.Get(name); ok && !created {
+		// Where this store's last append to the name ended: when the file
+		// is still that inode of that size, the tail needs no read.
+		h.ourEnd, h.ino = m.end, m.ino
+	}
 	h.elem = s.lru.PushFront(h)
 	s.handles[name] = h
 	return h, nil

@@ -47,6 +47,13 @@ func testConfig(t testing.TB, mutate func(*Config)) *Config {
 	return cfg
 }
 
+// shared sets shared_capture_dir: the tests of several exporters (or
+// processes) on one capture dir, and of the locks.
+func shared(c *Config) {
+	on := true
+	c.SharedCaptureDir = &on
+}
+
 func startExporter(t testing.TB, e *spansExporter) {
 	t.Helper()
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))

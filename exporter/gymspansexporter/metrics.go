@@ -28,6 +28,8 @@ const (
 	metricCreates      = "otelcol_exporter_gymspans_file_creates"
 	metricLocks        = "otelcol_exporter_gymspans_file_locks"
 	metricAppends      = "otelcol_exporter_gymspans_file_appends"
+	metricStats        = "otelcol_exporter_gymspans_file_stats"
+	metricTailReads    = "otelcol_exporter_gymspans_tail_reads"
 	metricPendingBytes = "otelcol_exporter_gymspans_pending_bytes"
 	metricDuplicates   = "otelcol_exporter_gymspans_duplicate_spans"
 	metricRecovered    = "otelcol_exporter_gymspans_recovered_lines"
@@ -74,6 +76,8 @@ type exporterMetrics struct {
 	creates     metric.Int64Counter
 	locks       metric.Int64Counter
 	appends     metric.Int64Counter
+	stats       metric.Int64Counter
+	tailReads   metric.Int64Counter
 	pending     metric.Int64UpDownCounter
 	duplicates  metric.Int64Counter
 	recovered   metric.Int64Counter
@@ -112,6 +116,10 @@ func newExporterMetrics(set component.TelemetrySettings, logger *logLimiter) (*e
 	err = joinErr(err, e)
 	m.appends, e = meter.Int64Counter(metricAppends, metric.WithDescription("Appends (one or more write(2) calls under one lock), by file kind."), metric.WithUnit("{append}"))
 	err = joinErr(err, e)
+	m.stats, e = meter.Int64Counter(metricStats, metric.WithDescription("Appends that read the file's state first (an fstat), by file kind."), metric.WithUnit("{stat}"))
+	err = joinErr(err, e)
+	m.tailReads, e = meter.Int64Counter(metricTailReads, metric.WithDescription("Appends that read a file's last byte (its size was not where our last append ended)."), metric.WithUnit("{read}"))
+	err = joinErr(err, e)
 	m.pending, e = meter.Int64UpDownCounter(metricPendingBytes, metric.WithDescription("Bytes of rollout-file and rollouts.jsonl lines in the combined file, gathered in memory for their next flush."), metric.WithUnit("By"))
 	err = joinErr(err, e)
 	m.duplicates, e = meter.Int64Counter(metricDuplicates, metric.WithDescription("Spans dropped because a span with the same original trace id and span id was written before (a sender's retry, a redelivery after a crash)."), metric.WithUnit("{span}"))
@@ -149,6 +157,12 @@ func (m *exporterMetrics) writeFailed(kind string) {
 }
 
 // storeObserver
+
+func (m *exporterMetrics) statted(kind string) {
+	m.stats.Add(context.Background(), 1, m.kindSets[kind])
+}
+
+func (m *exporterMetrics) tailRead(string) { m.tailReads.Add(context.Background(), 1) }
 
 func (m *exporterMetrics) tornTailCut(name string) {
 	m.tornTails.Add(context.Background(), 1)

@@ -303,7 +303,7 @@ func TestRecoveryAcrossRotation(t *testing.T) {
 // to write.
 func TestRecoveryWithSharedDir(t *testing.T) {
 	dir := t.TempDir()
-	mut := recoveryConfig(dir, nil)
+	mut := recoveryConfig(dir, shared)
 	a, _ := newTestExporter(t, mut)
 	startExporter(t, a)
 	b, _ := newTestExporter(t, mut)
