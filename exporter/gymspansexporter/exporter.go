@@ -154,6 +154,7 @@ func (e *spansExporter) start(_ context.Context, _ component.Host) error {
 		if e.journal != nil {
 			_ = e.journal.close(true)
 			e.journal = nil
+			e.metrics.openFilesChanged(-journalDescriptors)
 		}
 		_ = store.close()
 		return fmt.Errorf("gymspans exporter: %w", err)
@@ -202,6 +203,7 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 		return err
 	}
 	e.journal = j
+	e.metrics.openFilesChanged(journalDescriptors) // open_files counts the index's descriptors too
 	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
 	if err := e.recoverDead(store); err != nil {
 		return err
@@ -238,6 +240,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 		// With everything written the index is no longer needed; else it is
 		// left for the next start to complete.
 		errs = append(errs, e.journal.close(err == nil))
+		e.metrics.openFilesChanged(-journalDescriptors)
 		if err == nil && e.sm != nil {
 			e.sm.forget(e.journal.id)
 			errs = append(errs, e.sm.flush())

@@ -519,3 +519,21 @@ func TestRotationCreatesTheNewFileAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
 }
+
+// TestOpenFilesCountsTheIndex: the open_files gauge counts every
+// descriptor the exporter holds inside the capture dir but the dir's own,
+// the journal index's included.
+func TestOpenFilesCountsTheIndex(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	e, tel := newTestExporter(t, func(c *Config) { c.CaptureDir = dir })
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 2, 3))))
+	writePendingNow(t, e)
+	e.store.mu.Lock()
+	inside := countFDsInside(t, dir)
+	e.store.mu.Unlock()
+	assert.Equal(t, int64(inside-1), sum(metricByAttr(t, tel, metricOpenFiles, "")))
+	require.NoError(t, e.shutdown(context.Background()))
+	assert.Zero(t, sum(metricByAttr(t, tel, metricOpenFiles, "")))
+}

@@ -83,7 +83,7 @@ func (f *flusher) tick() error {
 		// The extents before the files they describe (a power loss must not
 		// keep lines of the combined file no extent names).
 		if err := e.journal.sync(); err != nil {
-			e.logs.warn("journal", "fsync of the journal index failed", zap.Error(err))
+			e.metrics.fsyncFailed(journalDir, err) // counted with the files' fsyncs
 			errs = append(errs, err)
 		}
 	}
