@@ -217,7 +217,7 @@ func targets(sums []*summary, pacedRate int) string {
 		fmt.Fprintf(&out, "- [%s] %s\n", mark, fmt.Sprintf(format, args...))
 	}
 	if a == nil || c == nil || cp == nil {
-		return "- (targets need the replay phase with pipelines A, C and C')\n"
+		return "- (issue #7's targets need the replay phase with pipelines A, C and C')\n" + costTargets(get)
 	}
 	check(cp.CPUPerM <= 1.2*a.CPUPerM, "C' CPU per span ≤ 1.2x A: %.2fx (%.1f vs %.1f s/M)", cp.CPUPerM/a.CPUPerM, cp.CPUPerM, a.CPUPerM)
 	check(c.CPUPerM <= 1.5*a.CPUPerM, "C CPU per span ≤ 1.5x A: %.2fx (%.1f vs %.1f s/M)", c.CPUPerM/a.CPUPerM, c.CPUPerM, a.CPUPerM)
