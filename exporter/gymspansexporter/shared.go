@@ -24,6 +24,10 @@ var networkFilesystems = map[int64]bool{
 	unix.OCFS2_SUPER_MAGIC: true,
 	0x01161970:             true, // GFS2
 	unix.CODA_SUPER_MAGIC:  true,
+	0x0bd00bd0:             true, // Lustre
+	0x47504653:             true, // GPFS
+	0x013111a8:             true, // IBRIX
+	0xaad7aaea:             true, // PanFS
 }
 
 // sharedCaptureDir resolves shared_capture_dir for the dir behind dirFD.
