@@ -108,9 +108,7 @@ func (k *crashTally) String() string {
 func runGymsim(t *testing.T, endpoint string, args ...string) (wait func() (string, error)) {
 	t.Helper()
 	sim := exec.Command(gymsimBinary(t), append(args, "--endpoint="+endpoint)...)
-	// Time for the exporters to retry across the restarts (the SDK default
-	// export timeout is 10 s).
-	sim.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_TIMEOUT=60000")
+	sim.Env = append(os.Environ(), crashSenderEnv...)
 	var out bytes.Buffer
 	sim.Stdout, sim.Stderr = &out, &out
 	require.NoError(t, sim.Start())
