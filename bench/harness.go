@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type harness struct {
 	log       io.Writer
 	stdout    io.Writer
 	replay    *replaySet
+	short     *replaySet // the short phase's requests (shortRun)
 	results   []*runResult
 	notes     []string
 	profile   string // pprof -top output
@@ -173,6 +175,11 @@ func (h *harness) runAll(ctx context.Context) error {
 		}
 	}
 	h.loadStart = loadavg()
+	if slices.Contains(phases, phaseShort) || (h.o.profile && h.o.profilePhase == phaseShort) {
+		if err := h.prepareShort(); err != nil {
+			return err
+		}
+	}
 	if needReplay {
 		if err := h.prepareReplay(ctx); err != nil {
 			return err
@@ -200,7 +207,7 @@ func (h *harness) runAll(ctx context.Context) error {
 			}
 		}
 	}
-	if needReplay && h.o.profile && ctx.Err() == nil {
+	if h.o.profile && h.replayFor(h.o.profilePhase) != nil && ctx.Err() == nil {
 		h.runProfile(ctx)
 	}
 	h.loadEnd = loadavg()
@@ -277,6 +284,36 @@ func (h *harness) prepareReplay(ctx context.Context) error {
 	return nil
 }
 
+// prepareShort builds the short phase's requests: shortRun's many short
+// rollouts, sent once.
+func (h *harness) prepareShort() error {
+	reqs := shortRun(h.o.shortRollouts)
+	n := 0
+	for _, td := range reqs {
+		n += td.SpanCount()
+	}
+	rs, err := buildReplay(reqs, n)
+	if err != nil {
+		return err
+	}
+	h.short = rs
+	h.note("short load: %d rollouts, %d spans in %d OTLP/HTTP protobuf requests of at most 512 spans from four processes, sent once by %d senders",
+		h.o.shortRollouts, rs.total, len(rs.bodies), h.o.replayWorkers)
+	return nil
+}
+
+// replayFor is the request set a phase sends, nil for the phases that run
+// a load generator.
+func (h *harness) replayFor(phase string) *replaySet {
+	switch phase {
+	case phaseReplay, phasePaced:
+		return h.replay
+	case phaseShort:
+		return h.short
+	}
+	return nil
+}
+
 // runTool runs a load generator, its output to <out>/<name>.log.
 func (h *harness) runTool(ctx context.Context, name, bin string, args []string) error {
 	lp := filepath.Join(h.out, name+".log")
@@ -349,8 +386,8 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 
 	fileOutput := r.Pipeline != "D"
 	var expected map[uint64]uint8
-	if r.Phase == phaseReplay || r.Phase == phasePaced {
-		expected = h.replay.class
+	if rs := h.replayFor(r.Phase); rs != nil {
+		expected = rs.class
 	}
 	var tl *tailer
 	if fileOutput {
@@ -408,7 +445,7 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 	// Drain: wait until the output holds every span (or, for D, the exporter
 	// has sent them), polling every 50ms, at most -drain-max.
 	drainStart := time.Now()
-	r.Drained = h.drain(ctx, col, tl, expected != nil, target, accepted)
+	r.Drained = h.drain(ctx, col, tl, r.Pipeline, expected != nil, target, accepted)
 	r.Drain = time.Since(drainStart).Seconds()
 	if err := h.readAfter(ctx, r, col, before, dir, profDone); err != nil {
 		return err
@@ -445,7 +482,7 @@ func (h *harness) stopAndCount(ctx context.Context, r *runResult, col *collector
 		_ = tl.close()
 		r.Timing["tail"] = time.Since(t0).Seconds()
 	}
-	if err := countLost(ctx, r, outDir, sinkMetrics, expected, accepted, inRollout, tl, ld, h.replay); err != nil {
+	if err := countLost(ctx, r, outDir, sinkMetrics, expected, accepted, inRollout, tl, ld, h.replayFor(r.Phase)); err != nil {
 		return err
 	}
 	if !h.o.keep {
@@ -524,17 +561,28 @@ func countInRollout(expected map[uint64]uint8) int {
 // those in a rollout when the load knows them), or, without file output
 // (tl nil), until the exporter has sent the accepted spans; it polls every
 // 50ms, at most -drain-max, and reports whether the output got there.
-func (h *harness) drain(ctx context.Context, col *collector, tl *tailer, byRollout bool, target, accepted int) bool {
+func (h *harness) drain(ctx context.Context, col *collector, tl *tailer, pipeline string, byRollout bool, target, accepted int) bool {
 	deadline := time.Now().Add(h.o.drainMax)
+	var lastSeen int64
+	lastChange := time.Now()
 	for {
 		done := false
-		if tl != nil {
+		switch {
+		case pipeline == "G":
+			// G drops the spans that do not carry the rollout id themselves,
+			// so no count is its target: its output is complete once it has
+			// not grown for longer than the file exporter's flush interval (1 s).
+			if seen := tl.distinct.Load(); seen != lastSeen {
+				lastSeen, lastChange = seen, time.Now()
+			}
+			done = lastSeen > 0 && time.Since(lastChange) > 1200*time.Millisecond
+		case tl != nil:
 			seen := tl.distinct.Load()
 			if byRollout {
 				seen = tl.inRollout.Load()
 			}
 			done = int(seen) >= target
-		} else {
+		default:
 			mm, err := scrape(ctx, col.metrics)
 			done = err == nil && mm[mSent]+mm[mSendFailed] >= float64(accepted) && mm[mAccepted] >= float64(accepted)
 		}
@@ -575,7 +623,7 @@ func countLost(ctx context.Context, r *runResult, outDir, sinkMetrics string, ex
 				r.Lost = max(0, inRollout-c.FoundInRollout)
 			}
 		}
-		if tl != nil && (r.Phase == phaseReplay || r.Phase == phasePaced) {
+		if tl != nil && replay != nil {
 			r.Lat = latencies(tl.seen(), ld.sentAt, replay)
 			if rl := latencies(tl.seenInRollout(), ld.sentAt, replay)["known"]; rl.N > 0 {
 				r.Lat["rollout"] = rl
@@ -601,7 +649,7 @@ func countLost(ctx context.Context, r *runResult, outDir, sinkMetrics string, ex
 func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) (*load, error) {
 	ld := &load{}
 	switch r.Phase {
-	case phaseReplay, phasePaced:
+	case phaseReplay, phasePaced, phaseShort:
 		rate := 0.0
 		if r.Phase == phasePaced {
 			rate = float64(h.o.pacedRate)
@@ -610,12 +658,13 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 		if r.Phase == phasePaced {
 			workers = h.o.pacedWorkers
 		}
-		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), h.replay, workers, rate)
+		rs := h.replayFor(r.Phase)
+		res, err := replay(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTP), rs, workers, rate)
 		if err != nil {
 			return nil, err
 		}
 		ld.start, ld.end, ld.sentAt, ld.retries = res.start, res.end, res.sentAt, res.retries
-		ld.expected = h.replay.class
+		ld.expected = rs.class
 	case phaseGymsim:
 		truth := filepath.Join(dir, "truth.jsonl")
 		args := []string{"--preset", "default", "--rollouts", strconv.Itoa(h.o.gymsimRollouts),
@@ -753,8 +802,8 @@ func (h *harness) runProfile(ctx context.Context) {
 		return
 	}
 	name := h.o.profilePipeline
-	h.logf("profile: pipeline %s under replay, %ds CPU profile", name, h.o.profileSeconds)
-	r := h.runOne(ctx, phaseReplay, name, 0, pp[0])
+	h.logf("profile: pipeline %s under %s, %ds CPU profile", name, h.o.profilePhase, h.o.profileSeconds)
+	r := h.runOne(ctx, h.o.profilePhase, name, 0, pp[0])
 	h.logRun(r)
 	prof := filepath.Join(h.out, "profile-"+name+".pb.gz")
 	if _, err := os.Stat(prof); err != nil {

@@ -64,6 +64,8 @@ type options struct {
 	profile           bool
 	profileSeconds    int
 	profilePipeline   string
+	profilePhase      string
+	shortRollouts     int
 }
 
 func main() {
@@ -76,7 +78,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.quick, "quick", false, "smoke run: one repetition and small loads (flags set explicitly still win)")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions; pipelines alternate within each")
-	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay,paced", "phases to run, comma-separated")
+	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay,short,paced", "phases to run, comma-separated")
 	fs.StringVar(&o.pipelines, "pipelines", "A,B,C,C',D", "pipelines to run, comma-separated")
 	fs.StringVar(&o.collector, "collector", "bin/otelcol-gym", "otelcol-gym binary (relative to the repository root)")
 	fs.StringVar(&o.gymsim, "gymsim", "bin/gymsim", "gymsim binary (relative to the repository root)")
@@ -99,6 +101,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.pacedPipelines, "paced-pipelines", "A,C,C'", "pipelines of the paced replay phase")
 	fs.BoolVar(&o.profile, "profile", true, "profile a pipeline (-profile-pipeline) under replay (pprof extension) after the measured runs")
 	fs.StringVar(&o.profilePipeline, "profile-pipeline", "C", "the pipeline -profile profiles")
+	fs.StringVar(&o.profilePhase, "profile-phase", phaseReplay, "the phase -profile runs under: replay or short")
+	fs.IntVar(&o.shortRollouts, "short-rollouts", 3000, "rollouts of the short phase (about 20 spans each, 512-span requests)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
 	fs.IntVar(&gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS for the collectors (0: the Go default, all cores)")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +125,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		def("telemetrygen-duration", func() { o.tgDuration = 2 * time.Second })
 		def("replay-spans", func() { o.replaySpans = 20000 })
 		def("profile", func() { o.profile = false })
+		def("short-rollouts", func() { o.shortRollouts = 500 })
+	}
+	if o.profilePhase != phaseReplay && o.profilePhase != phaseShort {
+		return nil, fmt.Errorf("-profile-phase: %q is not replay or short", o.profilePhase)
+	}
+	if o.shortRollouts < 1 {
+		return nil, errors.New("-short-rollouts must be positive")
 	}
 	switch o.build {
 	case "missing", "always", "never":
@@ -143,7 +154,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	for _, p := range splitList(o.phases) {
 		switch p {
-		case phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced:
+		case phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced, phaseShort:
 		default:
 			return nil, fmt.Errorf("-phases: unknown phase %q", p)
 		}
@@ -156,10 +167,11 @@ const (
 	phaseTelemetrygen = "telemetrygen"
 	phaseReplay       = "replay"
 	phasePaced        = "paced"
+	phaseShort        = "short"
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "D": "D"}
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "D": "D", "G": "G"}
 
 func splitList(s string) []string {
 	var out []string

@@ -100,6 +100,8 @@ func outputFile(pipeline, name string) (string, bool) {
 		return fmtConsole, name == "spans.jsonl" || (strings.HasPrefix(name, "spans-") && strings.HasSuffix(name, ".jsonl"))
 	case "C'":
 		return fmtOTLP, strings.HasSuffix(name, ".spans.jsonl")
+	case "G":
+		return fmtOTLP, strings.HasPrefix(name, "rollout-") && strings.HasSuffix(name, ".json")
 	}
 	return "", false
 }

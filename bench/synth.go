@@ -22,13 +22,20 @@ import (
 // process's spans come in requests of at most 512, as the SDK's batch span
 // processor sends them: the model and resources servers' first, the
 // orchestrator's (with gym.job) last.
-func synthesize(rollouts int) []ptrace.Traces {
+func synthesize(rollouts int) []ptrace.Traces { return synthesizeRun(rollouts, 2) }
+
+// shortRun is the input of issue #29's table: many short rollouts of about
+// 20 spans each (four model calls and one resources call), in the same
+// 512-span requests per process.
+func shortRun(rollouts int) []ptrace.Traces { return synthesizeRun(rollouts, 4) }
+
+func synthesizeRun(rollouts, modelCalls int) []ptrace.Traces {
 	job := gymtest.Job("job")
 	job.End = int64(rollouts)*10 + 1000
 	spans := []gymtest.Span{job}
 	for i := 0; i < rollouts; i++ {
 		spans = append(spans, gymtest.Rollout(fmt.Sprintf("%d-%d", i/4, i%4), gymtest.RolloutOptions{
-			Observability: true, DispatchParent: "job", Trace: "job", ModelCalls: 2, Offset: int64(i) * 10,
+			Observability: true, DispatchParent: "job", Trace: "job", ModelCalls: modelCalls, Offset: int64(i) * 10,
 		})...)
 	}
 	procs := gymtest.Processes()

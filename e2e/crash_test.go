@@ -26,6 +26,14 @@ import (
 // the rollout id, trace id and place in its rollout's tree it gets without a
 // crash (checkGymsimRun: the same checks as the runs without kills).
 
+// crashSenderEnv gives gymsim's exporters time to retry across the
+// restarts: the OTLP exporter's timeout (default 10 s) and the batch span
+// processor's (default 30 s), which cut an export short before the
+// exporter's own: on a loaded machine twenty restarts in a row kept the
+// collector away from a sender that long, and the spans it gave up on took
+// the evidence of their rollouts' other spans with them.
+var crashSenderEnv = []string{"OTEL_EXPORTER_OTLP_TIMEOUT=60000", "OTEL_BSP_EXPORT_TIMEOUT=60000"}
+
 // crashKills is how many times the collector is killed during the load
 // (more after it: right after the job span arrives, and during the cuts and
 // settle waves that follow).
@@ -53,9 +61,7 @@ func TestCrashKill9UnderLoad(t *testing.T) {
 		fmt.Sprintf("--endpoint=127.0.0.1:%d", p.GRPC),
 	}
 	sim := exec.Command(gymsimBinary(t), args...)
-	// Give the exporters time to retry across the restarts (the SDK default
-	// export timeout is 10 s).
-	sim.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_TIMEOUT=60000")
+	sim.Env = append(os.Environ(), crashSenderEnv...)
 	var simOut bytes.Buffer
 	sim.Stdout, sim.Stderr = &simOut, &simOut
 	require.NoError(t, sim.Start())

@@ -112,6 +112,16 @@ type Config struct {
 	// Default: 10ms.
 	LockHold time.Duration `mapstructure:"lock_hold"`
 
+	// SharedCaptureDir says whether other processes may append to the
+	// files of the capture dir at the same time (several collectors on one
+	// dir, often over NFS). Shared, every append takes the file's flock and
+	// reads its state (design §5.1); alone, appends take no lock and, once a
+	// file's size is known, no fstat. Unset: shared when the capture dir is
+	// on a network or cluster filesystem (NFS, SMB/CIFS, FUSE, 9p, Ceph, AFS,
+	// OCFS2, GFS2, Coda, Lustre, GPFS, IBRIX, PanFS), alone otherwise. Set it to true when collectors share a
+	// capture dir on a local disk.
+	SharedCaptureDir *bool `mapstructure:"shared_capture_dir"`
+
 	// FilePermissions are the octal permissions of created files. Default: "0640".
 	FilePermissions string `mapstructure:"file_permissions"`
 

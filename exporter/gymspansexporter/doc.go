@@ -12,10 +12,11 @@
 //	pushTraces → drop spans already written (dedup.go) → encode each span once
 //	(console.go | otlpjson.go) and group its line per file (batch.go, rollouts.go)
 //	→ groupCommit: one extent record in the exporter's index (journal.go), then one
-//	append to spans.jsonl for concurrent pushes (commit.go; files.go: flock, torn
-//	tail, writev; lockhold.go) → return; the rollout files' and rollouts.jsonl's
-//	lines wait in memory (pending.go) → the flusher appends each file once per
-//	flush_interval, or at once when its rollout's root was written, fsyncs and
+//	append to spans.jsonl for concurrent pushes (commit.go; append.go: lock, tail,
+//	rotate, write; handles.go, rotate.go, writev.go, lockhold.go, shared.go) →
+//	return; the rollout files' and rollouts.jsonl's lines wait in memory
+//	(pending.go) → the flusher appends every file in one sweep per
+//	flush_interval, fsyncs (fsync.go) and
 //	records how far the files are done (flusher.go) → at the next start, what a
 //	killed exporter had not written is completed from the combined file
 //	(recover.go, decode.go)

@@ -187,6 +187,7 @@ func TestOTLPJSONRoundTrip(t *testing.T) {
 		return flat(td)
 	}
 	assert.Equal(t, want, read("spans.jsonl"))
+	writePendingNow(t, e)
 	got := read("12-3.spans.jsonl")
 	assert.Len(t, got, 3)
 	for k, v := range got {

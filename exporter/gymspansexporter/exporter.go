@@ -143,12 +143,18 @@ func (e *spansExporter) start(_ context.Context, _ component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
+	shared, err := sharedCaptureDir(e.cfg.SharedCaptureDir, store.dirFD)
+	if err != nil {
+		e.logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))
+	}
+	store.alone = !shared
 	store.startHolding(e.cfg.LockHold, e.commits.whenIdle)
 	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
 	fail := func(err error) error {
 		if e.journal != nil {
 			_ = e.journal.close(true)
 			e.journal = nil
+			e.metrics.openFilesChanged(-journalDescriptors)
 		}
 		_ = store.close()
 		return fmt.Errorf("gymspans exporter: %w", err)
@@ -197,7 +203,8 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 		return err
 	}
 	e.journal = j
-	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes, e.cfg.FlushInterval)
+	e.metrics.openFilesChanged(journalDescriptors) // open_files counts the index's descriptors too
+	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
 	if err := e.recoverDead(store); err != nil {
 		return err
 	}
@@ -224,7 +231,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 	close(f.stop)
 	<-f.stopped
 	// The last flush: every pending line to its file, fsync, the service map.
-	err := f.tick(true)
+	err := f.tick()
 	if e.pending != nil && e.pending.size() > 0 {
 		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
 	}
@@ -233,6 +240,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 		// With everything written the index is no longer needed; else it is
 		// left for the next start to complete.
 		errs = append(errs, e.journal.close(err == nil))
+		e.metrics.openFilesChanged(-journalDescriptors)
 		if err == nil && e.sm != nil {
 			e.sm.forget(e.journal.id)
 			errs = append(errs, e.sm.flush())

@@ -78,6 +78,7 @@ func TestCombinedFileRotation(t *testing.T) {
 			for i := 0; i < batches; i++ {
 				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
 			}
+			writePendingNow(t, e) // the rollout files, read below
 			dir := e.cfg.CaptureDir
 			backups := backupsOf(t, dir)
 			rotations := sum(metricByAttr(t, tel, metricRotations, ""))
@@ -271,6 +272,7 @@ func TestHelperAppender(t *testing.T) {
 	id, err := strconv.Atoi(os.Getenv(envHelperID))
 	require.NoError(t, err)
 	e, _ := newTestExporter(t, func(c *Config) {
+		shared(c)
 		c.CaptureDir = dir
 		c.Rotation.MaxMegabytes = 1
 		c.Rotation.MaxBackups = 1000
@@ -421,11 +423,11 @@ func TestWriteChunks(t *testing.T) {
 	})
 }
 
-// TestRemovedFileIsRecreated: a user removes a rollout's file while the
+// TestRemovedFileIsRecreated (shared_capture_dir on): a user removes a rollout's file while the
 // collector holds it open; the next batch goes to a new file by that name,
 // not into the unlinked one.
 func TestRemovedFileIsRecreated(t *testing.T) {
-	e, _ := newTestExporter(t, nil)
+	e, _ := newTestExporter(t, shared)
 	startExporter(t, e)
 	// No root: the rollout is not finished, its file stays open.
 	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 1, 3))))
@@ -474,4 +476,64 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 			assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
 		})
 	}
+}
+
+// rotationWatcher is a storeObserver that, when the store reports a
+// rotation, checks whether the rotated name already leads to a file.
+type rotationWatcher struct {
+	dir    string
+	exists []bool
+}
+
+func (w *rotationWatcher) rotated(name string) {
+	_, err := os.Lstat(filepath.Join(w.dir, name))
+	w.exists = append(w.exists, err == nil)
+}
+func (*rotationWatcher) tornTailCut(string)        {}
+func (*rotationWatcher) openFilesChanged(int)      {}
+func (*rotationWatcher) fsyncFailed(string, error) {}
+func (*rotationWatcher) opened(string, bool)       {}
+func (*rotationWatcher) locked(string)             {}
+func (*rotationWatcher) tailRead(string)           {}
+func (*rotationWatcher) statted(string)            {}
+func (*rotationWatcher) appended(string)           {}
+
+// TestRotationCreatesTheNewFileAtOnce: when a rotation renames the combined
+// file away, the new, empty file is already there as it is reported (a
+// reader following the name sees no gap, and a kill right after the rename
+// leaves the file in place), and the append that rotated lands in it.
+func TestRotationCreatesTheNewFileAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	w := &rotationWatcher{dir: dir}
+	s, err := openFileStore(dir, 0o640, 16, w)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.close()) }()
+	rot := &rotation{maxBytes: 10, maxBackups: 5}
+	line := []byte("0123456789\n")
+	for i := 0; i < 3; i++ {
+		require.NoError(t, s.appendLines("spans.jsonl", [][]byte{line}, len(line), appendOpts{kind: fileKindCombined, rot: rot}))
+	}
+	assert.Equal(t, []bool{true, true}, w.exists)
+	assert.Len(t, readLines(t, filepath.Join(dir, "spans.jsonl")), 1)
+	st, err := os.Stat(filepath.Join(dir, "spans.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
+}
+
+// TestOpenFilesCountsTheIndex: the open_files gauge counts every
+// descriptor the exporter holds inside the capture dir but the dir's own,
+// the journal index's included.
+func TestOpenFilesCountsTheIndex(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	e, tel := newTestExporter(t, func(c *Config) { c.CaptureDir = dir })
+	startExporter(t, e)
+	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 2, 3))))
+	writePendingNow(t, e)
+	e.store.mu.Lock()
+	inside := countFDsInside(t, dir)
+	e.store.mu.Unlock()
+	assert.Equal(t, int64(inside-1), sum(metricByAttr(t, tel, metricOpenFiles, "")))
+	require.NoError(t, e.shutdown(context.Background()))
+	assert.Zero(t, sum(metricByAttr(t, tel, metricOpenFiles, "")))
 }

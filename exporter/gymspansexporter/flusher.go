@@ -14,14 +14,13 @@ import (
 
 // The flusher: one goroutine that writes what the pushes leave behind them.
 //
-//	every flush_interval/20: the files whose moment in the interval came
-//	  (pending.go) → their files (one append each)
-//	every flush_interval: the same, then fsync the journal index, then every
-//	  file written (files.go) → done record → service map (with its journal
-//	  position) → index segments
-//	on a wake (a root arrived, or the pending bytes reached their bound):
-//	  the finished rollouts' files (or, at the bound, every file) → their
-//	  rollouts.jsonl lines → close the finished files
+//	every flush_interval (issue #29: one wake-up per interval, not one per
+//	  file): every pending file (pending.go), one append each → their
+//	  rollouts.jsonl lines → close the finished rollouts' files → fsync the
+//	  journal index, then every file written (files.go) → done record →
+//	  service map (with its journal position) → index segments
+//	on a wake (the pending bytes reached max_pending_bytes): every pending
+//	  file, the same way, without the fsyncs
 //
 // In write-through mode (combined_file: "") nothing is pending: the ticks
 // only fsync and flush the service map.
@@ -54,61 +53,37 @@ func (f *flusher) run() {
 	fi := f.e.cfg.FlushInterval
 	t := time.NewTicker(fi)
 	defer t.Stop()
-	var sub <-chan time.Time
-	if f.e.pending != nil {
-		st := time.NewTicker(max(fi/20, time.Millisecond))
-		defer st.Stop()
-		sub = st.C
-	}
 	for {
 		select {
 		case <-f.stop:
 			return
 		case <-t.C:
-			_ = f.tick(false)
-		case <-sub:
+			_ = f.tick()
+		case <-f.wake: // only poked with the pending store, at its bound
 			f.mu.Lock()
-			f.writePending(f.due(time.Now()))
-			f.mu.Unlock()
-		case <-f.wake: // only poked with the pending store
-			f.mu.Lock()
-			if f.e.pending.size() >= f.e.cfg.MaxPendingBytes {
-				f.writePending(allFiles)
-			} else {
-				f.writePending(finishedFiles)
-			}
+			f.writePending(allFiles)
 			f.mu.Unlock()
 		}
 	}
 }
 
-// Which pending files a flush writes.
-func allFiles(*pendingFile) bool         { return true }
-func finishedFiles(pf *pendingFile) bool { return pf.finished }
-func (f *flusher) due(now time.Time) func(*pendingFile) bool {
-	t := now.UnixNano()
-	return func(pf *pendingFile) bool { return pf.finished || pf.due <= t }
-}
+// allFiles: a flush writes every pending file.
+func allFiles(*pendingFile) bool { return true }
 
-// tick is the flush_interval's work; all writes every pending line (the
-// last tick, at shutdown).
-func (f *flusher) tick(all bool) error {
+// tick is the flush_interval's work (and shutdown's last flush).
+func (f *flusher) tick() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.e
 	var errs []error
 	if e.pending != nil {
-		if all {
-			f.writePending(allFiles)
-		} else {
-			f.writePending(f.due(time.Now()))
-		}
+		f.writePending(allFiles)
 	}
 	if e.journal != nil {
 		// The extents before the files they describe (a power loss must not
 		// keep lines of the combined file no extent names).
 		if err := e.journal.sync(); err != nil {
-			e.logs.warn("journal", "fsync of the journal index failed", zap.Error(err))
+			e.metrics.fsyncFailed(journalDir, err) // counted with the files' fsyncs
 			errs = append(errs, err)
 		}
 	}
@@ -171,9 +146,7 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 			default:
 				e.metrics.writeFailed(fileKindRollout)
 				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.name), zap.Error(err))
-				pf.finished = false // retried in a flush_interval, not at every push
-				p.postpone(pf)
-				p.putBack(pf)
+				p.putBack(pf) // retried by the next flush
 				continue
 			}
 		}
@@ -200,8 +173,7 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 			e.logs.warn("rollouts_write", "appending to the rollouts file failed; its lines stay pending for the next flush", zap.Error(err))
 			for _, pf := range rootFiles {
 				p.writtenParts(pf) // in its file already
-				pf.lines, pf.spans, pf.finished = 0, 0, false
-				p.postpone(pf)
+				pf.lines, pf.spans = 0, 0
 				p.putBack(pf)
 			}
 		} else {

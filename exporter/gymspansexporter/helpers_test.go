@@ -48,6 +48,13 @@ func testConfig(t testing.TB, mutate func(*Config)) *Config {
 	return cfg
 }
 
+// shared sets shared_capture_dir: the tests of several exporters (or
+// processes) on one capture dir, and of the locks.
+func shared(c *Config) {
+	on := true
+	c.SharedCaptureDir = &on
+}
+
 func startExporter(t testing.TB, e *spansExporter) {
 	t.Helper()
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
@@ -165,7 +172,7 @@ func flushFiles(t testing.TB, e *spansExporter) {
 	f := e.flusher
 	e.mu.Unlock()
 	require.NotNil(t, f, "exporter started")
-	require.NoError(t, f.tick(true))
+	require.NoError(t, f.tick())
 }
 
 // writePendingNow appends every pending rollout line to its file, without
@@ -208,6 +215,8 @@ const (
 	metricCreates      = "otelcol_exporter_gymspans_file_creates"
 	metricLocks        = "otelcol_exporter_gymspans_file_locks"
 	metricAppends      = "otelcol_exporter_gymspans_file_appends"
+	metricStats        = "otelcol_exporter_gymspans_file_stats"
+	metricTailReads    = "otelcol_exporter_gymspans_tail_reads"
 	metricPendingBytes = "otelcol_exporter_gymspans_pending_bytes"
 	metricDuplicates   = "otelcol_exporter_gymspans_duplicate_spans"
 	metricRecovered    = "otelcol_exporter_gymspans_recovered_lines"

@@ -72,7 +72,7 @@ func TestLockHoldKeepsLocks(t *testing.T) {
 // pushes keep, flushed those the flusher writes afterwards (then the pushes
 // have no root, which would have their rollout written at once).
 func testLockHoldKeepsLocks(t *testing.T, combined string, kept, flushed map[string]int) {
-	e, tel := newTestExporter(t, func(c *Config) { c.CombinedFile = combined; c.FlushInterval = time.Hour })
+	e, tel := newTestExporter(t, func(c *Config) { shared(c); c.CombinedFile = combined; c.FlushInterval = time.Hour })
 	e.cfg.LockHold = time.Hour // past what Validate allows: the timer stays out of the test
 	startExporter(t, e)
 	dir := e.cfg.CaptureDir
@@ -109,7 +109,7 @@ func testLockHoldKeepsLocks(t *testing.T, combined string, kept, flushed map[str
 // TestLockHoldGivenBackWhenIdle: when no push follows, the kept locks are
 // given back by the timer, so another collector waiting for one gets it.
 func TestLockHoldGivenBackWhenIdle(t *testing.T) {
-	e, _ := newTestExporter(t, func(c *Config) { c.LockHold = 20 * time.Millisecond })
+	e, _ := newTestExporter(t, func(c *Config) { shared(c); c.LockHold = 20 * time.Millisecond })
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 2, 3)))
 	for _, n := range []string{"0-0.spans.jsonl", "spans.jsonl", "rollouts.jsonl"} {
@@ -120,7 +120,7 @@ func TestLockHoldGivenBackWhenIdle(t *testing.T) {
 // TestLockHoldExpiry: after a group, the writer gives back exactly the
 // locks kept for lock_hold or longer.
 func TestLockHoldExpiry(t *testing.T) {
-	e, _ := newTestExporter(t, func(c *Config) { c.RolloutsFile = ""; c.CombinedFile = "" })
+	e, _ := newTestExporter(t, func(c *Config) { shared(c); c.RolloutsFile = ""; c.CombinedFile = "" })
 	e.cfg.LockHold = time.Hour // past what Validate allows: the timer stays out of the test
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 1, 3)))
@@ -149,7 +149,7 @@ func TestLockHoldExpiry(t *testing.T) {
 // file the flusher writes the rollout files, keeping no lock while it waits
 // (TestFlusherWaitsHoldingNothing).
 func TestLockHoldNeverWaitsWhileKeeping(t *testing.T) {
-	e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = "" })
+	e, _ := newTestExporter(t, func(c *Config) { shared(c); c.CombinedFile = "" })
 	e.cfg.LockHold = time.Hour // past what Validate allows: only contention gives a lock back here
 	startExporter(t, e)
 	dir := e.cfg.CaptureDir
@@ -177,7 +177,7 @@ func TestLockHoldNeverWaitsWhileKeeping(t *testing.T) {
 // lock, and pushes go on meanwhile (they write only the combined file, whose
 // kept lock the other collector gets within lock_hold).
 func TestFlusherWaitsHoldingNothing(t *testing.T) {
-	e, _ := newTestExporter(t, func(c *Config) { c.FlushInterval = time.Hour; c.LockHold = 20 * time.Millisecond })
+	e, _ := newTestExporter(t, func(c *Config) { shared(c); c.FlushInterval = time.Hour; c.LockHold = 20 * time.Millisecond })
 	startExporter(t, e)
 	dir := e.cfg.CaptureDir
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 2, 3)))

@@ -90,6 +90,12 @@ func (m *exporterMetrics) writeFailed(kind string) {
 
 // storeObserver
 
+func (m *exporterMetrics) statted(kind string) {
+	m.ExporterGymspansFileStats.Add(context.Background(), 1, m.kindSets[kind])
+}
+
+func (m *exporterMetrics) tailRead(string) { m.ExporterGymspansTailReads.Add(context.Background(), 1) }
+
 func (m *exporterMetrics) tornTailCut(name string) {
 	m.ExporterGymspansTornTailsCut.Add(context.Background(), 1)
 	m.logger.warn("torn", "cut a torn last line (left by a crash) before appending", zap.String("file", name))

@@ -5,9 +5,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"context"
-	"hash/fnv"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,13 +15,11 @@ import (
 // group's lines once they are in the combined file, in the journal's order;
 // the flusher (flusher.go) takes them and appends each file once:
 //
-//   - once per flush_interval, each file at its own moment in the interval
-//     (a hash of its name; the flusher looks twenty times per interval), so
-//     that the files are not all written in one burst: a line waits at most
-//     flush_interval and a twentieth, half of it on average;
-//   - at once, the files of rollouts whose root was written (their file,
-//     then the root's rollouts.jsonl line; then the file's descriptor is
-//     closed), and roots of rollouts that have no file;
+//   - every file once per flush_interval, in one sweep (a line waits at
+//     most flush_interval, half of it on average): its lines, then the
+//     rollouts.jsonl lines of a rollout whose root was written (and roots of
+//     rollouts that have no file); then a finished rollout's descriptor is
+//     closed;
 //   - every file, early, when the pending bytes reach max_pending_bytes
 //     (pushes wait while they stay there).
 //
@@ -42,9 +38,8 @@ type pendingFile struct {
 	roots     []byte // rollouts.jsonl lines, appended after buf
 	rootLines int
 	firstSeq  uint64
-	due       int64  // unix nanos of its next moment in the interval after its first pending line
 	rootOrder uint64 // when its first root came: rollouts.jsonl keeps the journal's order
-	finished  bool   // a root arrived: flush now, then close the file
+	finished  bool   // a root arrived: close the file once it is written
 }
 
 // pendingChunk is a block of memory the lines are copied into. Chunks are
@@ -76,46 +71,26 @@ type pendingStore struct {
 	files    map[string]*pendingFile
 	bytes    int
 	addedSeq uint64 // every extent before it was added
-	finished int    // files with finished set
 	roots    uint64 // roots added
 	cur      *pendingChunk
 	free     []*pendingChunk
 	maxFree  int
-	interval time.Duration // flush_interval
 	metrics  *exporterMetrics
 	drained  chan struct{} // closed and replaced whenever bytes drop
 }
 
-func newPendingStore(m *exporterMetrics, maxBytes int, interval time.Duration) *pendingStore {
-	return &pendingStore{files: map[string]*pendingFile{}, metrics: m, drained: make(chan struct{}), maxFree: maxBytes/pendingChunkBytes + 1, interval: interval}
+func newPendingStore(m *exporterMetrics, maxBytes int) *pendingStore {
+	return &pendingStore{files: map[string]*pendingFile{}, metrics: m, drained: make(chan struct{}), maxFree: maxBytes/pendingChunkBytes + 1}
 }
 
-// fileLocked returns name's pending file, created with firstSeq seq at now.
-func (p *pendingStore) fileLocked(name string, seq uint64, now int64) *pendingFile {
+// fileLocked returns name's pending file, created with firstSeq seq.
+func (p *pendingStore) fileLocked(name string, seq uint64) *pendingFile {
 	pf := p.files[name]
 	if pf == nil {
-		pf = &pendingFile{name: name, firstSeq: seq, due: p.nextMoment(name, now)}
+		pf = &pendingFile{name: name, firstSeq: seq}
 		p.files[name] = pf
 	}
 	return pf
-}
-
-// nextMoment is the first time after now at which name's file is written:
-// offset + k * interval, the offset a hash of the name.
-func (p *pendingStore) nextMoment(name string, now int64) int64 {
-	iv := int64(p.interval)
-	if iv <= 0 {
-		return now
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	offset := int64(h.Sum64() % uint64(iv))
-	return now - (now-offset)%iv + iv
-}
-
-// postpone moves a file whose append failed to its next moment.
-func (p *pendingStore) postpone(pf *pendingFile) {
-	pf.due = p.nextMoment(pf.name, time.Now().UnixNano())
 }
 
 // copyLocked copies data into the current chunk (a new one when it is full)
@@ -191,13 +166,12 @@ func (p *pendingStore) dropPartsLocked(pf *pendingFile) int {
 type adder struct {
 	p     *pendingStore
 	seq   uint64
-	now   int64
 	bytes int
 }
 
 // add gathers the lines of one rollout file of the group (segments of arena).
 func (a *adder) add(name string, arena []byte, segs []segment, lines, spans int) {
-	pf := a.p.fileLocked(name, a.seq, a.now)
+	pf := a.p.fileLocked(name, a.seq)
 	for _, sg := range segs {
 		a.p.copyLocked(pf, arena[sg.start:sg.end])
 		a.bytes += sg.end - sg.start
@@ -210,7 +184,7 @@ func (a *adder) add(name string, arena []byte, segs []segment, lines, spans int)
 // written after name's lines (name "" for a rollout that has no file of its
 // own), and marks name finished.
 func (a *adder) root(name string, line []byte) {
-	pf := a.p.fileLocked(name, a.seq, a.now)
+	pf := a.p.fileLocked(name, a.seq)
 	if len(line) > 0 {
 		if len(pf.roots) == 0 {
 			a.p.roots++
@@ -220,23 +194,20 @@ func (a *adder) root(name string, line []byte) {
 		pf.rootLines++
 		a.bytes += len(line)
 	}
-	if !pf.finished {
-		pf.finished = true
-		a.p.finished++
-	}
+	pf.finished = true
 }
 
-// addGroup runs fill with an adder for extent seq; it reports whether a
-// flush is due (a root arrived, or the bound is reached).
+// addGroup runs fill with an adder for extent seq; it reports whether the
+// bound is reached (the flusher is then woken early).
 func (p *pendingStore) addGroup(seq uint64, bound int, fill func(a *adder)) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	a := adder{p: p, seq: seq, now: time.Now().UnixNano()}
+	a := adder{p: p, seq: seq}
 	fill(&a)
 	p.bytes += a.bytes
 	p.addedSeq = seq + 1
 	p.metrics.pendingChanged(a.bytes)
-	return p.finished > 0 || p.bytes >= bound
+	return p.bytes >= bound
 }
 
 // take removes and returns the files to flush (those due says).
@@ -248,9 +219,6 @@ func (p *pendingStore) take(due func(*pendingFile) bool) []*pendingFile {
 		if due(pf) {
 			out = append(out, pf)
 			delete(p.files, name)
-			if pf.finished {
-				p.finished--
-			}
 		}
 	}
 	return out
@@ -294,9 +262,6 @@ func (p *pendingStore) putBack(pf *pendingFile) {
 	defer p.mu.Unlock()
 	cur := p.files[pf.name]
 	p.files[pf.name] = pf
-	if pf.finished {
-		p.finished++
-	}
 	if cur == nil {
 		return
 	}
@@ -310,12 +275,7 @@ func (p *pendingStore) putBack(pf *pendingFile) {
 	pf.spans += cur.spans
 	pf.roots = append(pf.roots, cur.roots...)
 	pf.rootLines += cur.rootLines
-	if cur.finished {
-		if pf.finished {
-			p.finished--
-		}
-		pf.finished = true
-	}
+	pf.finished = pf.finished || cur.finished
 }
 
 // isPending reports whether name has lines waiting.

@@ -9,7 +9,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // exporter's that died (journal.go). For each one whose config matches:
 //
 //	read its segments → find its extents' bytes in the combined file or its
-//	rotated backups (by inode) → keep each extent's lines up to the first
+//	rotated backups (by inode, one open at a time) → keep each extent's lines up to the first
 //	whose CRC fails (the rest is not its own: a torn write, or another
 //	collector's lines at that offset) → for the lines of extents from its
 //	done record on: complete each rollout file, then rollouts.jsonl →
@@ -106,21 +106,19 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 			smFrom = p
 		}
 	}
-	journals, err := e.journalFiles(store)
+	names, err := e.journalFiles(store)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, f := range journals {
-			_ = f.Close()
-		}
-	}()
+	journals := &journalReader{store: store, names: names}
 	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys}
 	for _, x := range d.extents {
 		if err := e.readExtent(rc, journals, x, d.done, smFrom); err != nil {
+			journals.close()
 			return err
 		}
 	}
+	journals.close()
 	if err := e.completeFiles(store, rc); err != nil {
 		return err
 	}
@@ -168,39 +166,87 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 	return nil
 }
 
-// journalFiles opens the combined file and its rotated backups, by inode.
-func (e *spansExporter) journalFiles(store *fileStore) (map[uint64]*os.File, error) {
+// journalFiles names the combined file and its rotated backups by inode.
+func (e *spansExporter) journalFiles(store *fileStore) (map[uint64]string, error) {
 	names, err := readDirNames(store.dirFD)
 	if err != nil {
 		return nil, fmt.Errorf("list capture dir: %w", err)
 	}
-	out := map[uint64]*os.File{}
+	out := map[uint64]string{}
 	for _, n := range names {
 		if n != e.cfg.CombinedFile && !isBackupName(e.cfg.CombinedFile, n) {
 			continue
 		}
-		fd, err := unix.Openat(store.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-		if err != nil {
-			continue
-		}
 		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			_ = unix.Close(fd)
+		if unix.Fstatat(store.dirFD, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
-		out[st.Ino] = os.NewFile(uintptr(fd), n)
+		out[st.Ino] = n
 	}
 	return out, nil
 }
 
+// journalReader reads the extents' lines from the combined file and its
+// backups with one descriptor at a time, reserved in the store within
+// max_open_files (the extents come in journal order, so a file is opened
+// about once).
+type journalReader struct {
+	store *fileStore
+	names map[uint64]string
+	ino   uint64
+	f     *os.File
+}
+
+// file returns the open journal file of inode ino, nil when there is none.
+func (r *journalReader) file(ino uint64) *os.File {
+	if r.f != nil && r.ino == ino {
+		return r.f
+	}
+	r.close()
+	n, ok := r.names[ino]
+	if !ok {
+		return nil
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserveLocked()
+	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		s.unreserveLocked()
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Ino != ino {
+		_ = unix.Close(fd) // renamed since it was listed
+		s.unreserveLocked()
+		return nil
+	}
+	r.f, r.ino = os.NewFile(uintptr(fd), n), ino
+	return r.f
+}
+
+// close gives back the reader's descriptor.
+func (r *journalReader) close() {
+	if r.f == nil {
+		return
+	}
+	s := r.store
+	s.mu.Lock()
+	_ = r.f.Close()
+	s.unreserveLocked()
+	s.mu.Unlock()
+	r.f = nil
+}
+
 // readExtent reads x's lines from the journal and takes what recovery needs
 // of them.
-func (e *spansExporter) readExtent(rc *recovered, journals map[uint64]*os.File, x extent, done, smFrom uint64) error {
+func (e *spansExporter) readExtent(rc *recovered, journals *journalReader, x extent, done, smFrom uint64) error {
 	total := 0
 	for _, l := range x.lines {
 		total += int(l.n)
 	}
-	f := journals[x.ino]
+	f := journals.file(x.ino)
 	if f == nil {
 		if x.seq >= done || x.seq >= smFrom {
 			rc.missing += len(x.lines)

@@ -303,7 +303,7 @@ func TestRecoveryAcrossRotation(t *testing.T) {
 // to write.
 func TestRecoveryWithSharedDir(t *testing.T) {
 	dir := t.TempDir()
-	mut := recoveryConfig(dir, nil)
+	mut := recoveryConfig(dir, shared)
 	a, _ := newTestExporter(t, mut)
 	startExporter(t, a)
 	b, _ := newTestExporter(t, mut)
@@ -444,4 +444,47 @@ func TestIndexStaysBoundedWithoutDedup(t *testing.T) {
 	}
 	assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments at their largest (200 pushes, %d B segments)", maxSegmentBytes)
 	require.NoError(t, e.shutdown(context.Background()))
+}
+
+// TestRecoveryWithinMaxOpenFiles: recovery reads the extents from a dozen
+// rotated backups of the combined file with one descriptor at a time,
+// within max_open_files (it held every backup open while it completed the
+// files), and completes every file. The dead index's lock, held for the
+// recovery, is the one descriptor beside the bound.
+func TestRecoveryWithinMaxOpenFiles(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	const maxOpen = 8
+	mut := recoveryConfig(dir, func(c *Config) {
+		c.Rotation.MaxMegabytes = 1
+		c.Rotation.MaxBackups = 100
+		c.MaxOpenFiles = maxOpen
+		c.ServiceMap.Enabled = false
+	})
+	a, _ := newTestExporter(t, mut)
+	startExporter(t, a)
+	var sent []ptrace.Traces
+	for i := range 40 { // ~0.3 MiB each: a dozen rotations
+		td := gymTraces(uint64(100+i), 40, 10)
+		sent = append(sent, td)
+		require.NoError(t, a.pushTraces(context.Background(), td))
+	}
+	require.GreaterOrEqual(t, len(backupsOf(t, dir)), maxOpen)
+	crash(t, a)
+
+	b, _ := newTestExporter(t, mut)
+	peak := 0
+	b.write = func(name string, fd int, p [][]byte) (int, error) {
+		peak = max(peak, countFDsInside(t, dir))
+		return defaultWrite(name, fd, p)
+	}
+	startExporter(t, b)
+	require.NoError(t, b.shutdown(context.Background()))
+	assert.Positive(t, peak, "recovery wrote")
+	assert.LessOrEqual(t, peak, maxOpen+1)
+	want := merged(sent...)
+	combined := want["spans.jsonl"]
+	delete(want, "spans.jsonl")
+	assertExactlyOnce(t, dir, want)
+	assert.Equal(t, combined, combinedIDs(t, dir))
 }

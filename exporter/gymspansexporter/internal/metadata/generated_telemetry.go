@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	ExporterGymspansFileCreates    metric.Int64Counter
 	ExporterGymspansFileLocks      metric.Int64Counter
 	ExporterGymspansFileOpens      metric.Int64Counter
+	ExporterGymspansFileStats      metric.Int64Counter
 	ExporterGymspansFsyncErrors    metric.Int64Counter
 	ExporterGymspansLinesWritten   metric.Int64Counter
 	ExporterGymspansOpenFiles      metric.Int64UpDownCounter
@@ -39,6 +40,7 @@ type TelemetryBuilder struct {
 	ExporterGymspansRecoveredLines metric.Int64Counter
 	ExporterGymspansRejectedSpans  metric.Int64Counter
 	ExporterGymspansRotations      metric.Int64Counter
+	ExporterGymspansTailReads      metric.Int64Counter
 	ExporterGymspansTornTailsCut   metric.Int64Counter
 	ExporterGymspansWriteErrors    metric.Int64Counter
 }
@@ -108,9 +110,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{open}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterGymspansFileStats, err = builder.meter.Int64Counter(
+		"otelcol_exporter_gymspans_file_stats",
+		metric.WithDescription("Appends that read the file's state first (an fstat), by file kind. [Alpha]"),
+		metric.WithUnit("{stat}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterGymspansFsyncErrors, err = builder.meter.Int64Counter(
 		"otelcol_exporter_gymspans_fsync_errors",
-		metric.WithDescription("Failed fsyncs (also logged at warn, rate-limited). [Alpha]"),
+		metric.WithDescription("Failed fsyncs of a file or of the journal index (also logged at warn, rate-limited). [Alpha]"),
 		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
@@ -122,7 +130,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterGymspansOpenFiles, err = builder.meter.Int64UpDownCounter(
 		"otelcol_exporter_gymspans_open_files",
-		metric.WithDescription("Descriptors held inside the capture dir, besides the dir itself. [Alpha]"),
+		metric.WithDescription("Descriptors held inside the capture dir (the journal index's included), besides the dir itself. [Alpha]"),
 		metric.WithUnit("{file}"),
 	)
 	errs = errors.Join(errs, err)
@@ -148,6 +156,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_gymspans_rotations",
 		metric.WithDescription("Rotations of the combined file. [Alpha]"),
 		metric.WithUnit("{rotation}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterGymspansTailReads, err = builder.meter.Int64Counter(
+		"otelcol_exporter_gymspans_tail_reads",
+		metric.WithDescription("Appends that read a file's last byte (its size was not where our last append ended). [Alpha]"),
+		metric.WithUnit("{read}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterGymspansTornTailsCut, err = builder.meter.Int64Counter(

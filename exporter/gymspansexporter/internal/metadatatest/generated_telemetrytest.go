@@ -117,10 +117,26 @@ func AssertEqualExporterGymspansFileOpens(t *testing.T, tt *componenttest.Teleme
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterGymspansFileStats(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_gymspans_file_stats",
+		Description: "Appends that read the file's state first (an fstat), by file kind. [Alpha]",
+		Unit:        "{stat}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_gymspans_file_stats")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterGymspansFsyncErrors(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_gymspans_fsync_errors",
-		Description: "Failed fsyncs (also logged at warn, rate-limited). [Alpha]",
+		Description: "Failed fsyncs of a file or of the journal index (also logged at warn, rate-limited). [Alpha]",
 		Unit:        "{error}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -152,7 +168,7 @@ func AssertEqualExporterGymspansLinesWritten(t *testing.T, tt *componenttest.Tel
 func AssertEqualExporterGymspansOpenFiles(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_gymspans_open_files",
-		Description: "Descriptors held inside the capture dir, besides the dir itself. [Alpha]",
+		Description: "Descriptors held inside the capture dir (the journal index's included), besides the dir itself. [Alpha]",
 		Unit:        "{file}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -225,6 +241,22 @@ func AssertEqualExporterGymspansRotations(t *testing.T, tt *componenttest.Teleme
 		},
 	}
 	got, err := tt.GetMetric("otelcol_exporter_gymspans_rotations")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterGymspansTailReads(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_gymspans_tail_reads",
+		Description: "Appends that read a file's last byte (its size was not where our last append ended). [Alpha]",
+		Unit:        "{read}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_gymspans_tail_reads")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -25,6 +25,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterGymspansFileCreates.Add(context.Background(), 1)
 	tb.ExporterGymspansFileLocks.Add(context.Background(), 1)
 	tb.ExporterGymspansFileOpens.Add(context.Background(), 1)
+	tb.ExporterGymspansFileStats.Add(context.Background(), 1)
 	tb.ExporterGymspansFsyncErrors.Add(context.Background(), 1)
 	tb.ExporterGymspansLinesWritten.Add(context.Background(), 1)
 	tb.ExporterGymspansOpenFiles.Add(context.Background(), 1)
@@ -32,6 +33,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterGymspansRecoveredLines.Add(context.Background(), 1)
 	tb.ExporterGymspansRejectedSpans.Add(context.Background(), 1)
 	tb.ExporterGymspansRotations.Add(context.Background(), 1)
+	tb.ExporterGymspansTailReads.Add(context.Background(), 1)
 	tb.ExporterGymspansTornTailsCut.Add(context.Background(), 1)
 	tb.ExporterGymspansWriteErrors.Add(context.Background(), 1)
 	AssertEqualExporterGymspansBytesWritten(t, testTel,
@@ -50,6 +52,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansFileOpens(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansFileStats(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansFsyncErrors(t, testTel,
@@ -71,6 +76,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansRotations(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansTailReads(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansTornTailsCut(t, testTel,

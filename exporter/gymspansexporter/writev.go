@@ -1,0 +1,93 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+
+import (
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysWrite is the writev(2) seam (at most iovMax buffers); tests replace
+// it to inject ENOSPC and short writes for one file.
+type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
+
+// iovMax is Linux's IOV_MAX.
+const iovMax = 1024
+
+// maxWriteBytes bounds the bytes of one write(2): group commit makes the
+// combined file's append several megabytes as soon as a few pushes are
+// written together, and one write(2) that large copies into the page cache
+// slower than the same bytes in 1 MiB writes.
+const maxWriteBytes = 1 << 20
+
+// writeChunks cuts an append's buffers into the chunks of successive
+// write(2) calls: at most iovMax buffers and maxWriteBytes bytes each, a
+// longer buffer split across chunks. It does not modify data.
+type writeChunks struct {
+	data    [][]byte
+	left    int      // the bytes of data not handed out yet
+	off     int      // into data[0]
+	scratch [][]byte // the chunk, when it is not a prefix of data
+}
+
+// next returns the next chunk and its size, or nil when data is done.
+func (w *writeChunks) next() ([][]byte, int) {
+	if len(w.data) == 0 {
+		return nil, 0
+	}
+	// The common case: what is left fits one write as it is.
+	if w.off == 0 && len(w.data) <= iovMax && w.left <= maxWriteBytes {
+		chunk, n := w.data, w.left
+		w.data, w.left = nil, 0
+		return chunk, n
+	}
+	w.scratch = w.scratch[:0]
+	n := 0
+	for len(w.data) > 0 && len(w.scratch) < iovMax && n < maxWriteBytes {
+		b := w.data[0][w.off:]
+		if room := maxWriteBytes - n; len(b) > room {
+			b = b[:room]
+			w.off += room
+		} else {
+			w.data, w.off = w.data[1:], 0
+		}
+		w.scratch = append(w.scratch, b)
+		n += len(b)
+	}
+	w.left -= n
+	return w.scratch, n
+}
+
+// defaultWrite is writev(2) with the iovecs on the stack, retried on EINTR.
+// Not unix.Writev: that heap-allocates its iovec slice whenever a call has
+// more than 8 buffers, as an OTLP/JSON file's append usually has, and hands
+// EINTR back.
+func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
+	var scratch [iovMax]unix.Iovec
+	vec := scratch[:0]
+	for _, b := range iovs {
+		if len(b) == 0 {
+			continue
+		}
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		vec = append(vec, v)
+	}
+	if len(vec) == 0 {
+		return 0, nil
+	}
+	for {
+		n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vec[0])), uintptr(len(vec)))
+		runtime.KeepAlive(iovs)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return int(n), nil
+	}
+}
