@@ -166,7 +166,7 @@ func (s *fileStore) tail(h *handle, o appendOpts, kept bool) (size int64, ino ui
 	known := h.ourEnd >= 0 && h.ino == st.Ino
 	h.ino = st.Ino
 	size = st.Size
-	if size > 0 && !(known && size == h.ourEnd) {
+	if size > 0 && (!known || size != h.ourEnd) {
 		if size, err = s.cutTornTail(h, size); err != nil {
 			return 0, 0, false, err
 		}

@@ -39,5 +39,5 @@ func sharedCaptureDir(set *bool, dirFD int) (bool, error) {
 	if err := unix.Fstatfs(dirFD, &st); err != nil {
 		return true, fmt.Errorf("statfs of the capture dir: %w", err)
 	}
-	return networkFilesystems[int64(st.Type)], nil
+	return networkFilesystems[int64(st.Type)], nil //nolint:unconvert // Statfs_t.Type is not int64 on every platform
 }

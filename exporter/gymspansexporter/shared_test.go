@@ -60,7 +60,7 @@ func TestSharedByDefaultOnNetworkFilesystems(t *testing.T) {
 	require.NoError(t, unix.Fstatfs(fd, &st))
 	got, err := sharedCaptureDir(nil, fd)
 	require.NoError(t, err)
-	assert.Equal(t, networkFilesystems[int64(st.Type)], got)
+	assert.Equal(t, networkFilesystems[int64(st.Type)], got) //nolint:unconvert // not int64 on every platform
 	assert.True(t, networkFilesystems[unix.NFS_SUPER_MAGIC])
 	on, off := true, false
 	got, err = sharedCaptureDir(&on, fd)
