@@ -4,6 +4,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -221,12 +222,24 @@ func TestAgentRoutesByRun(t *testing.T) {
 	if mapAt(otlp, "sending_queue")["enabled"] != false || mapAt(otlp, "retry_on_failure")["enabled"] != false {
 		t.Errorf("agent.yaml: per-gateway exporters must have no queue and no retry: %v", otlp)
 	}
-	for _, signal := range []string{"traces", "metrics", "logs"} {
+	byTrace := mapAt(doc, "exporters", "load_balancing/gateways_by_trace")
+	if byTrace["routing_key"] != "traceID" {
+		t.Errorf("agent.yaml: spans without nemo.run.id route by %v, want traceID (design §6)", byTrace["routing_key"])
+	}
+	if fmt.Sprint(mapAt(byTrace, "protocol")) != fmt.Sprint(mapAt(lb, "protocol")) || fmt.Sprint(mapAt(byTrace, "resolver")) != fmt.Sprint(mapAt(lb, "resolver")) {
+		t.Error("agent.yaml: the two load balancers send to different gateways or differently")
+	}
+	for signal, want := range map[string]string{
+		"traces":          "memory_limiter filter/run_spans -> load_balancing/gateways",
+		"traces/run_less": "memory_limiter filter/run_less_spans -> load_balancing/gateways_by_trace",
+		"metrics":         "memory_limiter -> load_balancing/gateways",
+		"logs":            "memory_limiter -> load_balancing/gateways",
+	} {
 		p := mapAt(doc, "service", "pipelines", signal)
 		procs, _ := p["processors"].([]any)
 		exps, _ := p["exporters"].([]any)
-		if strings.Join(toStrings(procs), " ") != "memory_limiter" || strings.Join(toStrings(exps), " ") != "load_balancing/gateways" {
-			t.Errorf("agent.yaml %s pipeline: processors %v, exporters %v", signal, procs, exps)
+		if got := strings.Join(toStrings(procs), " ") + " -> " + strings.Join(toStrings(exps), " "); got != want {
+			t.Errorf("agent.yaml %s pipeline: %s, want %s", signal, got, want)
 		}
 	}
 }
