@@ -34,7 +34,9 @@
 //   - diagnostics.go: rate-limited setup warnings (§4.5).
 //   - crash.go:     with a storage extension, recording, recovery and checkpoints (§4.6).
 //   - journal.go:   the journal in the storage: records, delivery marks, checkpoints, generations.
-//   - checkpoint.go: the engine's whole state, encoded and restored exactly.
+//   - checkpoint.go: the engine's whole state, encoded and restored exactly: the parts' order.
+//   - checkpoint_codec.go: the checkpoint's varints, ids and string table.
+//   - checkpoint_*.go: one part of the state each, its writer beside its reader.
 //
 // Service-map repair (§4.4) is hooked where a span leaves (emit.go: leave calls
 // repairOnEmit), where a span is indexed (engine.go: arrive calls noteArrival)
