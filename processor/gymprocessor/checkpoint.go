@@ -189,8 +189,15 @@ type tableEntry[T any] struct {
 }
 
 // restore rebuilds into e, a new engine of the same configuration, the
-// state a snapshot encoded. On error e must not be used.
-func (e *engine) restore(data []byte) error {
+// state a snapshot encoded. On error e must not be used. A checkpoint whose
+// indexes point into lists it left empty (a damaged one) is an error, not a
+// crash: the decoder's index into such a list is recovered from.
+func (e *engine) restore(data []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("damaged checkpoint: %v", p)
+		}
+	}()
 	d := &restorer{e: e, r: &stateReader{b: data}}
 	r := d.r
 	if f := r.u(); f != stateFormat {
