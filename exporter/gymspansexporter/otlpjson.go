@@ -176,23 +176,43 @@ func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
 }
 
 // appendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
-// is the batch's time cache (nil for none).
+// is the batch's time cache (nil for none). Fields are in the marshaler's
+// order; each step gets the separator before its first field ("" until one
+// is written) and returns the one for the next.
 func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
+	b, sep := appendOTLPSpanIDs(b, span)
+	b, sep = appendOTLPSpanNameTimes(b, sep, span, clock)
+	if span.Attributes().Len() > 0 {
+		b = appendField(b, sep, "attributes")
+		sep = ","
+		b = appendOTLPAttributes(b, span.Attributes())
+	}
+	if n := span.DroppedAttributesCount(); n != 0 {
+		b = appendField(b, sep, "droppedAttributesCount")
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	b, sep = appendOTLPEvents(b, sep, span, clock)
+	b, sep = appendOTLPLinks(b, sep, span)
+	b = appendField(b, sep, "status")
+	b = appendOTLPStatus(b, span.Status())
+	return append(b, '}')
+}
+
+// appendOTLPSpanIDs writes the span's traceId, spanId, traceState,
+// parentSpanId and flags, each when set; it is first in the object.
+func appendOTLPSpanIDs(b []byte, span ptrace.Span) ([]byte, string) {
 	sep := ""
 	if tid := span.TraceID(); !tid.IsEmpty() {
 		b = appendField(b, sep, "traceId")
 		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, tid[:])
-		b = append(b, '"')
+		b = appendHexID(b, tid[:])
 	}
 	if sid := span.SpanID(); !sid.IsEmpty() {
 		b = appendField(b, sep, "spanId")
 		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, sid[:])
-		b = append(b, '"')
+		b = appendHexID(b, sid[:])
 	}
 	if ts := span.TraceState().AsRaw(); ts != "" {
 		b = appendField(b, sep, "traceState")
@@ -202,15 +222,19 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	if pid := span.ParentSpanID(); !pid.IsEmpty() {
 		b = appendField(b, sep, "parentSpanId")
 		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, pid[:])
-		b = append(b, '"')
+		b = appendHexID(b, pid[:])
 	}
 	if f := span.Flags(); f != 0 {
 		b = appendField(b, sep, "flags")
 		sep = ","
 		b = strconv.AppendUint(b, uint64(f), 10)
 	}
+	return b, sep
+}
+
+// appendOTLPSpanNameTimes writes the span's name, kind, startTimeUnixNano
+// and endTimeUnixNano, each when set.
+func appendOTLPSpanNameTimes(b []byte, sep string, span ptrace.Span, clock *timeCache) ([]byte, string) {
 	if n := span.Name(); n != "" {
 		b = appendField(b, sep, "name")
 		sep = ","
@@ -231,48 +255,21 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		sep = ","
 		b = clock.appendOTLPTime(b, uint64(t))
 	}
-	if span.Attributes().Len() > 0 {
-		b = appendField(b, sep, "attributes")
-		sep = ","
-		b = appendOTLPAttributes(b, span.Attributes())
-	}
-	if n := span.DroppedAttributesCount(); n != 0 {
-		b = appendField(b, sep, "droppedAttributesCount")
-		sep = ","
-		b = strconv.AppendUint(b, uint64(n), 10)
-	}
+	return b, sep
+}
+
+// appendOTLPEvents writes the span's events array when it has events, then
+// droppedEventsCount when set.
+func appendOTLPEvents(b []byte, sep string, span ptrace.Span, clock *timeCache) ([]byte, string) {
 	if events := span.Events(); events.Len() > 0 {
 		b = appendField(b, sep, "events")
 		sep = ","
 		b = append(b, '[')
 		for i := 0; i < events.Len(); i++ {
-			ev := events.At(i)
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '{')
-			esep := ""
-			if t := ev.Timestamp(); t != 0 {
-				b = append(b, `"timeUnixNano":`...)
-				b = clock.appendOTLPTime(b, uint64(t))
-				esep = ","
-			}
-			if ev.Name() != "" {
-				b = append(b, esep...)
-				b = append(b, `"name":`...)
-				b = appendJSONString(b, ev.Name())
-				esep = ","
-			}
-			if ev.Attributes().Len() > 0 {
-				b = appendOTLPAttrsField(b, esep, ev.Attributes())
-				esep = ","
-			}
-			if n := ev.DroppedAttributesCount(); n != 0 {
-				b = append(b, esep...)
-				b = append(b, `"droppedAttributesCount":`...)
-				b = strconv.AppendUint(b, uint64(n), 10)
-			}
-			b = append(b, '}')
+			b = appendOTLPEvent(b, events.At(i), clock)
 		}
 		b = append(b, ']')
 	}
@@ -281,52 +278,48 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
+	return b, sep
+}
+
+// appendOTLPEvent writes one event object, its fields when set.
+func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *timeCache) []byte {
+	b = append(b, '{')
+	sep := ""
+	if t := ev.Timestamp(); t != 0 {
+		b = append(b, `"timeUnixNano":`...)
+		b = clock.appendOTLPTime(b, uint64(t))
+		sep = ","
+	}
+	if ev.Name() != "" {
+		b = append(b, sep...)
+		b = append(b, `"name":`...)
+		b = appendJSONString(b, ev.Name())
+		sep = ","
+	}
+	if ev.Attributes().Len() > 0 {
+		b = appendOTLPAttrsField(b, sep, ev.Attributes())
+		sep = ","
+	}
+	if n := ev.DroppedAttributesCount(); n != 0 {
+		b = append(b, sep...)
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	return append(b, '}')
+}
+
+// appendOTLPLinks writes the span's links array when it has links, then
+// droppedLinksCount when set.
+func appendOTLPLinks(b []byte, sep string, span ptrace.Span) ([]byte, string) {
 	if links := span.Links(); links.Len() > 0 {
 		b = appendField(b, sep, "links")
 		sep = ","
 		b = append(b, '[')
 		for i := 0; i < links.Len(); i++ {
-			l := links.At(i)
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '{')
-			lsep := ""
-			if tid := l.TraceID(); !tid.IsEmpty() {
-				b = append(b, `"traceId":"`...)
-				b = hex.AppendEncode(b, tid[:])
-				b = append(b, '"')
-				lsep = ","
-			}
-			if sid := l.SpanID(); !sid.IsEmpty() {
-				b = append(b, lsep...)
-				b = append(b, `"spanId":"`...)
-				b = hex.AppendEncode(b, sid[:])
-				b = append(b, '"')
-				lsep = ","
-			}
-			if ts := l.TraceState().AsRaw(); ts != "" {
-				b = append(b, lsep...)
-				b = append(b, `"traceState":`...)
-				b = appendJSONString(b, ts)
-				lsep = ","
-			}
-			if l.Attributes().Len() > 0 {
-				b = appendOTLPAttrsField(b, lsep, l.Attributes())
-				lsep = ","
-			}
-			if n := l.DroppedAttributesCount(); n != 0 {
-				b = append(b, lsep...)
-				b = append(b, `"droppedAttributesCount":`...)
-				b = strconv.AppendUint(b, uint64(n), 10)
-				lsep = ","
-			}
-			if f := l.Flags(); f != 0 {
-				b = append(b, lsep...)
-				b = append(b, `"flags":`...)
-				b = strconv.AppendUint(b, uint64(f), 10)
-			}
-			b = append(b, '}')
+			b = appendOTLPLink(b, links.At(i))
 		}
 		b = append(b, ']')
 	}
@@ -335,8 +328,51 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
-	b = appendField(b, sep, "status")
-	st := span.Status()
+	return b, sep
+}
+
+// appendOTLPLink writes one link object, its fields when set.
+func appendOTLPLink(b []byte, l ptrace.SpanLink) []byte {
+	b = append(b, '{')
+	sep := ""
+	if tid := l.TraceID(); !tid.IsEmpty() {
+		b = append(b, `"traceId":`...)
+		b = appendHexID(b, tid[:])
+		sep = ","
+	}
+	if sid := l.SpanID(); !sid.IsEmpty() {
+		b = append(b, sep...)
+		b = append(b, `"spanId":`...)
+		b = appendHexID(b, sid[:])
+		sep = ","
+	}
+	if ts := l.TraceState().AsRaw(); ts != "" {
+		b = append(b, sep...)
+		b = append(b, `"traceState":`...)
+		b = appendJSONString(b, ts)
+		sep = ","
+	}
+	if l.Attributes().Len() > 0 {
+		b = appendOTLPAttrsField(b, sep, l.Attributes())
+		sep = ","
+	}
+	if n := l.DroppedAttributesCount(); n != 0 {
+		b = append(b, sep...)
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+		sep = ","
+	}
+	if f := l.Flags(); f != 0 {
+		b = append(b, sep...)
+		b = append(b, `"flags":`...)
+		b = strconv.AppendUint(b, uint64(f), 10)
+	}
+	return append(b, '}')
+}
+
+// appendOTLPStatus writes the status object; it is always written, empty
+// when the status is unset.
+func appendOTLPStatus(b []byte, st ptrace.Status) []byte {
 	b = append(b, '{')
 	if m := st.Message(); m != "" {
 		b = append(b, `"message":`...)
@@ -349,7 +385,14 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 		b = append(b, `"code":`...)
 		b = strconv.AppendInt(b, int64(c), 10)
 	}
-	return append(b, '}', '}')
+	return append(b, '}')
+}
+
+// appendHexID writes id as a quoted lowercase hex string.
+func appendHexID(b, id []byte) []byte {
+	b = append(b, '"')
+	b = hex.AppendEncode(b, id)
+	return append(b, '"')
 }
 
 func appendField(b []byte, sep, name string) []byte {
