@@ -184,8 +184,16 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 			}
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
+				idx := int32(len(b.refs))
 				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
-				e.encodeSpan(b, td, spans.At(k), resAttrs, ref, &unkeyed)
+				if len(b.claims) > 0 {
+					ref.claim = b.claims[idx]
+				}
+				if ref.claim != claimNew {
+					b.refs = append(b.refs, ref)
+					continue
+				}
+				e.encodeSpan(b, td, spans.At(k), resAttrs, idx, ref, &unkeyed)
 			}
 		}
 	}
@@ -206,17 +214,11 @@ type unkeyedSpans struct {
 	mark  string
 }
 
-// encodeSpan records span's ref and, when this push writes it (claimNew),
-// encodes its line into the arena and routes it to its files.
-func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, ref spanRef, unkeyed *unkeyedSpans) {
-	idx := int32(len(b.refs))
-	if len(b.claims) > 0 {
-		ref.claim = b.claims[idx]
-	}
-	if ref.claim != claimNew {
-		b.refs = append(b.refs, ref)
-		return
-	}
+// encodeSpan records the ref of a span this push writes (claimNew), the
+// idx-th of the batch, encodes its line into the arena and routes it to its
+// files. The loop of encode records the other spans' refs itself: a call
+// per span this push skips costs a duplicate-heavy push.
+func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, ref spanRef, unkeyed *unkeyedSpans) {
 	var done []string
 	if e.retrying.Load() > 0 {
 		done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
