@@ -177,27 +177,78 @@ func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
 
 // appendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
 // is the batch's time cache (nil for none). Fields are in the marshaler's
-// order; each step gets the separator before its first field ("" until one
-// is written) and returns the one for the next.
+// order; sep is the separator before the next one ("" until one is
+// written). Events and links are written by calls only when the span has
+// some, and its ids by one call, which keeps the common span's calls few.
 func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
 	b, sep := appendOTLPSpanIDs(b, span)
-	b, sep = appendOTLPSpanNameTimes(b, sep, span, clock)
+	if n := span.Name(); n != "" {
+		b = appendField(b, sep, `"name":`)
+		sep = ","
+		b = appendJSONString(b, n)
+	}
+	if k := span.Kind(); k != 0 {
+		b = appendField(b, sep, `"kind":`)
+		sep = ","
+		b = strconv.AppendInt(b, int64(k), 10)
+	}
+	if t := span.StartTimestamp(); t != 0 {
+		b = appendField(b, sep, `"startTimeUnixNano":`)
+		sep = ","
+		b = clock.appendOTLPTime(b, uint64(t))
+	}
+	if t := span.EndTimestamp(); t != 0 {
+		b = appendField(b, sep, `"endTimeUnixNano":`)
+		sep = ","
+		b = clock.appendOTLPTime(b, uint64(t))
+	}
 	if span.Attributes().Len() > 0 {
-		b = appendField(b, sep, "attributes")
+		b = appendField(b, sep, `"attributes":`)
 		sep = ","
 		b = appendOTLPAttributes(b, span.Attributes())
 	}
 	if n := span.DroppedAttributesCount(); n != 0 {
-		b = appendField(b, sep, "droppedAttributesCount")
+		b = appendField(b, sep, `"droppedAttributesCount":`)
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
-	b, sep = appendOTLPEvents(b, sep, span, clock)
-	b, sep = appendOTLPLinks(b, sep, span)
-	b = appendField(b, sep, "status")
-	b = appendOTLPStatus(b, span.Status())
-	return append(b, '}')
+	if events := span.Events(); events.Len() > 0 {
+		b = appendField(b, sep, `"events":`)
+		sep = ","
+		b = appendOTLPEvents(b, events, clock)
+	}
+	if n := span.DroppedEventsCount(); n != 0 {
+		b = appendField(b, sep, `"droppedEventsCount":`)
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	if links := span.Links(); links.Len() > 0 {
+		b = appendField(b, sep, `"links":`)
+		sep = ","
+		b = appendOTLPLinks(b, links)
+	}
+	if n := span.DroppedLinksCount(); n != 0 {
+		b = appendField(b, sep, `"droppedLinksCount":`)
+		sep = ","
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	b = appendField(b, sep, `"status":`)
+	// The status object is always written, empty when the status is unset.
+	st := span.Status()
+	b = append(b, '{')
+	if m := st.Message(); m != "" {
+		b = append(b, `"message":`...)
+		b = appendJSONString(b, m)
+		if st.Code() != 0 {
+			b = append(b, ',')
+		}
+	}
+	if c := st.Code(); c != 0 {
+		b = append(b, `"code":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+	}
+	return append(b, '}', '}')
 }
 
 // appendOTLPSpanIDs writes the span's traceId, spanId, traceState,
@@ -205,80 +256,43 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 func appendOTLPSpanIDs(b []byte, span ptrace.Span) ([]byte, string) {
 	sep := ""
 	if tid := span.TraceID(); !tid.IsEmpty() {
-		b = appendField(b, sep, "traceId")
+		b = appendField(b, sep, `"traceId":`)
 		sep = ","
 		b = appendHexID(b, tid[:])
 	}
 	if sid := span.SpanID(); !sid.IsEmpty() {
-		b = appendField(b, sep, "spanId")
+		b = appendField(b, sep, `"spanId":`)
 		sep = ","
 		b = appendHexID(b, sid[:])
 	}
 	if ts := span.TraceState().AsRaw(); ts != "" {
-		b = appendField(b, sep, "traceState")
+		b = appendField(b, sep, `"traceState":`)
 		sep = ","
 		b = appendJSONString(b, ts)
 	}
 	if pid := span.ParentSpanID(); !pid.IsEmpty() {
-		b = appendField(b, sep, "parentSpanId")
+		b = appendField(b, sep, `"parentSpanId":`)
 		sep = ","
 		b = appendHexID(b, pid[:])
 	}
 	if f := span.Flags(); f != 0 {
-		b = appendField(b, sep, "flags")
+		b = appendField(b, sep, `"flags":`)
 		sep = ","
 		b = strconv.AppendUint(b, uint64(f), 10)
 	}
 	return b, sep
 }
 
-// appendOTLPSpanNameTimes writes the span's name, kind, startTimeUnixNano
-// and endTimeUnixNano, each when set.
-func appendOTLPSpanNameTimes(b []byte, sep string, span ptrace.Span, clock *timeCache) ([]byte, string) {
-	if n := span.Name(); n != "" {
-		b = appendField(b, sep, "name")
-		sep = ","
-		b = appendJSONString(b, n)
-	}
-	if k := span.Kind(); k != 0 {
-		b = appendField(b, sep, "kind")
-		sep = ","
-		b = strconv.AppendInt(b, int64(k), 10)
-	}
-	if t := span.StartTimestamp(); t != 0 {
-		b = appendField(b, sep, "startTimeUnixNano")
-		sep = ","
-		b = clock.appendOTLPTime(b, uint64(t))
-	}
-	if t := span.EndTimestamp(); t != 0 {
-		b = appendField(b, sep, "endTimeUnixNano")
-		sep = ","
-		b = clock.appendOTLPTime(b, uint64(t))
-	}
-	return b, sep
-}
-
-// appendOTLPEvents writes the span's events array when it has events, then
-// droppedEventsCount when set.
-func appendOTLPEvents(b []byte, sep string, span ptrace.Span, clock *timeCache) ([]byte, string) {
-	if events := span.Events(); events.Len() > 0 {
-		b = appendField(b, sep, "events")
-		sep = ","
-		b = append(b, '[')
-		for i := 0; i < events.Len(); i++ {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendOTLPEvent(b, events.At(i), clock)
+// appendOTLPEvents writes a non-empty event list as [{..},..].
+func appendOTLPEvents(b []byte, events ptrace.SpanEventSlice, clock *timeCache) []byte {
+	b = append(b, '[')
+	for i := 0; i < events.Len(); i++ {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendOTLPEvent(b, events.At(i), clock)
 	}
-	if n := span.DroppedEventsCount(); n != 0 {
-		b = appendField(b, sep, "droppedEventsCount")
-		sep = ","
-		b = strconv.AppendUint(b, uint64(n), 10)
-	}
-	return b, sep
+	return append(b, ']')
 }
 
 // appendOTLPEvent writes one event object, its fields when set.
@@ -308,27 +322,16 @@ func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *timeCache) []byte {
 	return append(b, '}')
 }
 
-// appendOTLPLinks writes the span's links array when it has links, then
-// droppedLinksCount when set.
-func appendOTLPLinks(b []byte, sep string, span ptrace.Span) ([]byte, string) {
-	if links := span.Links(); links.Len() > 0 {
-		b = appendField(b, sep, "links")
-		sep = ","
-		b = append(b, '[')
-		for i := 0; i < links.Len(); i++ {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendOTLPLink(b, links.At(i))
+// appendOTLPLinks writes a non-empty link list as [{..},..].
+func appendOTLPLinks(b []byte, links ptrace.SpanLinkSlice) []byte {
+	b = append(b, '[')
+	for i := 0; i < links.Len(); i++ {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendOTLPLink(b, links.At(i))
 	}
-	if n := span.DroppedLinksCount(); n != 0 {
-		b = appendField(b, sep, "droppedLinksCount")
-		sep = ","
-		b = strconv.AppendUint(b, uint64(n), 10)
-	}
-	return b, sep
+	return append(b, ']')
 }
 
 // appendOTLPLink writes one link object, its fields when set.
@@ -370,24 +373,6 @@ func appendOTLPLink(b []byte, l ptrace.SpanLink) []byte {
 	return append(b, '}')
 }
 
-// appendOTLPStatus writes the status object; it is always written, empty
-// when the status is unset.
-func appendOTLPStatus(b []byte, st ptrace.Status) []byte {
-	b = append(b, '{')
-	if m := st.Message(); m != "" {
-		b = append(b, `"message":`...)
-		b = appendJSONString(b, m)
-		if st.Code() != 0 {
-			b = append(b, ',')
-		}
-	}
-	if c := st.Code(); c != 0 {
-		b = append(b, `"code":`...)
-		b = strconv.AppendInt(b, int64(c), 10)
-	}
-	return append(b, '}')
-}
-
 // appendHexID writes id as a quoted lowercase hex string.
 func appendHexID(b, id []byte) []byte {
 	b = append(b, '"')
@@ -395,9 +380,8 @@ func appendHexID(b, id []byte) []byte {
 	return append(b, '"')
 }
 
-func appendField(b []byte, sep, name string) []byte {
+// appendField writes sep and key, a field's quoted name and its colon.
+func appendField(b []byte, sep, key string) []byte {
 	b = append(b, sep...)
-	b = append(b, '"')
-	b = append(b, name...)
-	return append(b, '"', ':')
+	return append(b, key...)
 }
