@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -162,7 +163,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
 		b.byRollout = map[[2]string]rolloutTarget{}
 	}
-	unkeyed, mark := 0, "" // spans in a rollout without the rollout attribute
+	var unkeyed unkeyedSpans
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -183,7 +184,6 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 			}
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
 				idx := int32(len(b.refs))
 				ref := spanRef{rs: int32(i), ss: int32(j), sp: int32(k)}
 				if len(b.claims) > 0 {
@@ -193,77 +193,105 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 					b.refs = append(b.refs, ref)
 					continue
 				}
-				var done []string
-				if e.retrying.Load() > 0 {
-					done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
-				}
-				b.refs = append(b.refs, ref)
-				b.lineStart = len(b.arena)
-				if e.otlp {
-					// With its separator: a span that is not first in its
-					// group is written as ",{...}".
-					b.arena = append(b.arena, ',')
-					b.arena = appendOTLPSpan(b.arena, span, &b.clock)
-				} else {
-					b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
-				}
-				b.lineEnd = len(b.arena)
-				run, rollout := e.keys.rolloutOf(resAttrs, span.Attributes())
-				if rollout == "" {
-					if m := e.keys.rolloutMark(resAttrs, span.Attributes()); m != "" {
-						unkeyed, mark = unkeyed+1, m
-					}
-				}
-				if rollout != "" {
-					if !ref.retried && span.Status().Code() == ptrace.StatusCodeError {
-						b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
-					}
-					fb := e.rolloutFile(b, run, rollout)
-					if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
-						root := rootRef{idx: idx, run: run, rollout: rollout}
-						if fb != nil {
-							root.file = fb.name
-						}
-						b.roots = append(b.roots, root)
-					}
-					if fb != nil && !slices.Contains(done, fb.name) {
-						e.add(b, fb, idx, td)
-					}
-				}
-				if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
-					if b.combined == nil {
-						b.combined = b.file(e.cfg.CombinedFile, fileKindCombined)
-					}
-					e.add(b, b.combined, idx, td)
-					if e.journal != nil && !e.otlp {
-						b.lines = append(b.lines, lineRef{
-							n: uint32(b.lineEnd - b.lineStart), crc: crc32.Checksum(b.arena[b.lineStart:b.lineEnd], castagnoli), keys: e.keysPerSpan(),
-						})
-					}
-				}
+				e.encodeSpan(b, td, spans.At(k), resAttrs, idx, ref, &unkeyed)
 			}
 		}
 	}
 	if e.otlp {
-		for _, fb := range b.files {
-			e.finishOTLP(b, fb, td)
-		}
-		if fb := b.combined; e.journal != nil && fb != nil {
-			crc := uint32(0)
-			for _, sg := range fb.segs {
-				crc = crc32.Update(crc, castagnoli, b.arena[sg.start:sg.end])
-			}
-			keys := 0
-			if e.dedup != nil {
-				keys = len(fb.spans)
-			}
-			b.lines = append(b.lines, lineRef{n: uint32(fb.size), crc: crc, keys: uint32(keys)})
-		}
+		e.finishOTLPBatch(b, td)
 	}
-	if unkeyed > 0 {
+	if unkeyed.spans > 0 {
 		e.logs.warn("no_rollout_attribute", "spans of a rollout lack the exporter's rollout_attribute: they are in the combined file only, "+
 			"in no rollout file nor rollouts.jsonl; give the gymspans exporter the gym processor's rollout_attribute",
-			zap.String("rollout_attribute", e.cfg.RolloutAttribute), zap.String("seen", mark), zap.Int("spans", unkeyed))
+			zap.String("rollout_attribute", e.cfg.RolloutAttribute), zap.String("seen", unkeyed.mark), zap.Int("spans", unkeyed.spans))
+	}
+}
+
+// unkeyedSpans counts the spans of a push that are in a rollout but lack the
+// rollout attribute; mark is the rollout mark of the last one.
+type unkeyedSpans struct {
+	spans int
+	mark  string
+}
+
+// encodeSpan records the ref of a span this push writes (claimNew), the
+// idx-th of the batch, encodes its line into the arena and routes it to its
+// files. The loop of encode records the other spans' refs itself: a call
+// per span this push skips costs a duplicate-heavy push.
+func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, ref spanRef, unkeyed *unkeyedSpans) {
+	var done []string
+	if e.retrying.Load() > 0 {
+		done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
+	}
+	b.refs = append(b.refs, ref)
+	b.lineStart = len(b.arena)
+	if e.otlp {
+		// With its separator: a span that is not first in its
+		// group is written as ",{...}".
+		b.arena = append(b.arena, ',')
+		b.arena = appendOTLPSpan(b.arena, span, &b.clock)
+	} else {
+		b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
+	}
+	b.lineEnd = len(b.arena)
+	e.routeSpan(b, td, span, resAttrs, idx, ref.retried, done, unkeyed)
+}
+
+// routeSpan adds the line just encoded (span, the idx-th ref) to its rollout
+// file, rollouts.jsonl when it is a root, and the combined file, except
+// those of done, which a retry of it already wrote.
+func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, retried bool, done []string, unkeyed *unkeyedSpans) {
+	run, rollout := e.keys.rolloutOf(resAttrs, span.Attributes())
+	if rollout == "" {
+		if m := e.keys.rolloutMark(resAttrs, span.Attributes()); m != "" {
+			unkeyed.spans, unkeyed.mark = unkeyed.spans+1, m
+		}
+	}
+	if rollout != "" {
+		if !retried && span.Status().Code() == ptrace.StatusCodeError {
+			b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
+		}
+		fb := e.rolloutFile(b, run, rollout)
+		if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
+			root := rootRef{idx: idx, run: run, rollout: rollout}
+			if fb != nil {
+				root.file = fb.name
+			}
+			b.roots = append(b.roots, root)
+		}
+		if fb != nil && !slices.Contains(done, fb.name) {
+			e.add(b, fb, idx, td)
+		}
+	}
+	if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
+		if b.combined == nil {
+			b.combined = b.file(e.cfg.CombinedFile, fileKindCombined)
+		}
+		e.add(b, b.combined, idx, td)
+		if e.journal != nil && !e.otlp {
+			b.lines = append(b.lines, lineRef{
+				n: uint32(b.lineEnd - b.lineStart), crc: crc32.Checksum(b.arena[b.lineStart:b.lineEnd], castagnoli), keys: e.keysPerSpan(),
+			})
+		}
+	}
+}
+
+// finishOTLPBatch closes the OTLP/JSON request of every file of b and, with
+// a journal, records the combined file's request as one line.
+func (e *spansExporter) finishOTLPBatch(b *batch, td ptrace.Traces) {
+	for _, fb := range b.files {
+		e.finishOTLP(b, fb, td)
+	}
+	if fb := b.combined; e.journal != nil && fb != nil {
+		crc := uint32(0)
+		for _, sg := range fb.segs {
+			crc = crc32.Update(crc, castagnoli, b.arena[sg.start:sg.end])
+		}
+		keys := 0
+		if e.dedup != nil {
+			keys = len(fb.spans)
+		}
+		b.lines = append(b.lines, lineRef{n: uint32(fb.size), crc: crc, keys: uint32(keys)})
 	}
 }
 

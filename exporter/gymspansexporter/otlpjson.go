@@ -176,166 +176,65 @@ func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
 }
 
 // appendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
-// is the batch's time cache (nil for none).
+// is the batch's time cache (nil for none). Fields are in the marshaler's
+// order; sep is the separator before the next one ("" until one is
+// written). Events and links are written by calls only when the span has
+// some, and its ids by one call, which keeps the common span's calls few.
 func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
-	sep := ""
-	if tid := span.TraceID(); !tid.IsEmpty() {
-		b = appendField(b, sep, "traceId")
-		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, tid[:])
-		b = append(b, '"')
-	}
-	if sid := span.SpanID(); !sid.IsEmpty() {
-		b = appendField(b, sep, "spanId")
-		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, sid[:])
-		b = append(b, '"')
-	}
-	if ts := span.TraceState().AsRaw(); ts != "" {
-		b = appendField(b, sep, "traceState")
-		sep = ","
-		b = appendJSONString(b, ts)
-	}
-	if pid := span.ParentSpanID(); !pid.IsEmpty() {
-		b = appendField(b, sep, "parentSpanId")
-		sep = ","
-		b = append(b, '"')
-		b = hex.AppendEncode(b, pid[:])
-		b = append(b, '"')
-	}
-	if f := span.Flags(); f != 0 {
-		b = appendField(b, sep, "flags")
-		sep = ","
-		b = strconv.AppendUint(b, uint64(f), 10)
-	}
+	b, sep := appendOTLPSpanIDs(b, span)
 	if n := span.Name(); n != "" {
-		b = appendField(b, sep, "name")
+		b = appendField(b, sep, `"name":`)
 		sep = ","
 		b = appendJSONString(b, n)
 	}
 	if k := span.Kind(); k != 0 {
-		b = appendField(b, sep, "kind")
+		b = appendField(b, sep, `"kind":`)
 		sep = ","
 		b = strconv.AppendInt(b, int64(k), 10)
 	}
 	if t := span.StartTimestamp(); t != 0 {
-		b = appendField(b, sep, "startTimeUnixNano")
+		b = appendField(b, sep, `"startTimeUnixNano":`)
 		sep = ","
 		b = clock.appendOTLPTime(b, uint64(t))
 	}
 	if t := span.EndTimestamp(); t != 0 {
-		b = appendField(b, sep, "endTimeUnixNano")
+		b = appendField(b, sep, `"endTimeUnixNano":`)
 		sep = ","
 		b = clock.appendOTLPTime(b, uint64(t))
 	}
 	if span.Attributes().Len() > 0 {
-		b = appendField(b, sep, "attributes")
+		b = appendField(b, sep, `"attributes":`)
 		sep = ","
 		b = appendOTLPAttributes(b, span.Attributes())
 	}
 	if n := span.DroppedAttributesCount(); n != 0 {
-		b = appendField(b, sep, "droppedAttributesCount")
+		b = appendField(b, sep, `"droppedAttributesCount":`)
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
 	if events := span.Events(); events.Len() > 0 {
-		b = appendField(b, sep, "events")
+		b = appendField(b, sep, `"events":`)
 		sep = ","
-		b = append(b, '[')
-		for i := 0; i < events.Len(); i++ {
-			ev := events.At(i)
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			esep := ""
-			if t := ev.Timestamp(); t != 0 {
-				b = append(b, `"timeUnixNano":`...)
-				b = clock.appendOTLPTime(b, uint64(t))
-				esep = ","
-			}
-			if ev.Name() != "" {
-				b = append(b, esep...)
-				b = append(b, `"name":`...)
-				b = appendJSONString(b, ev.Name())
-				esep = ","
-			}
-			if ev.Attributes().Len() > 0 {
-				b = appendOTLPAttrsField(b, esep, ev.Attributes())
-				esep = ","
-			}
-			if n := ev.DroppedAttributesCount(); n != 0 {
-				b = append(b, esep...)
-				b = append(b, `"droppedAttributesCount":`...)
-				b = strconv.AppendUint(b, uint64(n), 10)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendOTLPEvents(b, events, clock)
 	}
 	if n := span.DroppedEventsCount(); n != 0 {
-		b = appendField(b, sep, "droppedEventsCount")
+		b = appendField(b, sep, `"droppedEventsCount":`)
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
 	if links := span.Links(); links.Len() > 0 {
-		b = appendField(b, sep, "links")
+		b = appendField(b, sep, `"links":`)
 		sep = ","
-		b = append(b, '[')
-		for i := 0; i < links.Len(); i++ {
-			l := links.At(i)
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			lsep := ""
-			if tid := l.TraceID(); !tid.IsEmpty() {
-				b = append(b, `"traceId":"`...)
-				b = hex.AppendEncode(b, tid[:])
-				b = append(b, '"')
-				lsep = ","
-			}
-			if sid := l.SpanID(); !sid.IsEmpty() {
-				b = append(b, lsep...)
-				b = append(b, `"spanId":"`...)
-				b = hex.AppendEncode(b, sid[:])
-				b = append(b, '"')
-				lsep = ","
-			}
-			if ts := l.TraceState().AsRaw(); ts != "" {
-				b = append(b, lsep...)
-				b = append(b, `"traceState":`...)
-				b = appendJSONString(b, ts)
-				lsep = ","
-			}
-			if l.Attributes().Len() > 0 {
-				b = appendOTLPAttrsField(b, lsep, l.Attributes())
-				lsep = ","
-			}
-			if n := l.DroppedAttributesCount(); n != 0 {
-				b = append(b, lsep...)
-				b = append(b, `"droppedAttributesCount":`...)
-				b = strconv.AppendUint(b, uint64(n), 10)
-				lsep = ","
-			}
-			if f := l.Flags(); f != 0 {
-				b = append(b, lsep...)
-				b = append(b, `"flags":`...)
-				b = strconv.AppendUint(b, uint64(f), 10)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendOTLPLinks(b, links)
 	}
 	if n := span.DroppedLinksCount(); n != 0 {
-		b = appendField(b, sep, "droppedLinksCount")
+		b = appendField(b, sep, `"droppedLinksCount":`)
 		sep = ","
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
-	b = appendField(b, sep, "status")
+	b = appendField(b, sep, `"status":`)
+	// The status object is always written, empty when the status is unset.
 	st := span.Status()
 	b = append(b, '{')
 	if m := st.Message(); m != "" {
@@ -352,9 +251,137 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	return append(b, '}', '}')
 }
 
-func appendField(b []byte, sep, name string) []byte {
-	b = append(b, sep...)
+// appendOTLPSpanIDs writes the span's traceId, spanId, traceState,
+// parentSpanId and flags, each when set; it is first in the object.
+func appendOTLPSpanIDs(b []byte, span ptrace.Span) ([]byte, string) {
+	sep := ""
+	if tid := span.TraceID(); !tid.IsEmpty() {
+		b = appendField(b, sep, `"traceId":`)
+		sep = ","
+		b = appendHexID(b, tid[:])
+	}
+	if sid := span.SpanID(); !sid.IsEmpty() {
+		b = appendField(b, sep, `"spanId":`)
+		sep = ","
+		b = appendHexID(b, sid[:])
+	}
+	if ts := span.TraceState().AsRaw(); ts != "" {
+		b = appendField(b, sep, `"traceState":`)
+		sep = ","
+		b = appendJSONString(b, ts)
+	}
+	if pid := span.ParentSpanID(); !pid.IsEmpty() {
+		b = appendField(b, sep, `"parentSpanId":`)
+		sep = ","
+		b = appendHexID(b, pid[:])
+	}
+	if f := span.Flags(); f != 0 {
+		b = appendField(b, sep, `"flags":`)
+		sep = ","
+		b = strconv.AppendUint(b, uint64(f), 10)
+	}
+	return b, sep
+}
+
+// appendOTLPEvents writes a non-empty event list as [{..},..].
+func appendOTLPEvents(b []byte, events ptrace.SpanEventSlice, clock *timeCache) []byte {
+	b = append(b, '[')
+	for i := 0; i < events.Len(); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOTLPEvent(b, events.At(i), clock)
+	}
+	return append(b, ']')
+}
+
+// appendOTLPEvent writes one event object, its fields when set.
+func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *timeCache) []byte {
+	b = append(b, '{')
+	sep := ""
+	if t := ev.Timestamp(); t != 0 {
+		b = append(b, `"timeUnixNano":`...)
+		b = clock.appendOTLPTime(b, uint64(t))
+		sep = ","
+	}
+	if ev.Name() != "" {
+		b = append(b, sep...)
+		b = append(b, `"name":`...)
+		b = appendJSONString(b, ev.Name())
+		sep = ","
+	}
+	if ev.Attributes().Len() > 0 {
+		b = appendOTLPAttrsField(b, sep, ev.Attributes())
+		sep = ","
+	}
+	if n := ev.DroppedAttributesCount(); n != 0 {
+		b = append(b, sep...)
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	return append(b, '}')
+}
+
+// appendOTLPLinks writes a non-empty link list as [{..},..].
+func appendOTLPLinks(b []byte, links ptrace.SpanLinkSlice) []byte {
+	b = append(b, '[')
+	for i := 0; i < links.Len(); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOTLPLink(b, links.At(i))
+	}
+	return append(b, ']')
+}
+
+// appendOTLPLink writes one link object, its fields when set.
+func appendOTLPLink(b []byte, l ptrace.SpanLink) []byte {
+	b = append(b, '{')
+	sep := ""
+	if tid := l.TraceID(); !tid.IsEmpty() {
+		b = append(b, `"traceId":`...)
+		b = appendHexID(b, tid[:])
+		sep = ","
+	}
+	if sid := l.SpanID(); !sid.IsEmpty() {
+		b = append(b, sep...)
+		b = append(b, `"spanId":`...)
+		b = appendHexID(b, sid[:])
+		sep = ","
+	}
+	if ts := l.TraceState().AsRaw(); ts != "" {
+		b = append(b, sep...)
+		b = append(b, `"traceState":`...)
+		b = appendJSONString(b, ts)
+		sep = ","
+	}
+	if l.Attributes().Len() > 0 {
+		b = appendOTLPAttrsField(b, sep, l.Attributes())
+		sep = ","
+	}
+	if n := l.DroppedAttributesCount(); n != 0 {
+		b = append(b, sep...)
+		b = append(b, `"droppedAttributesCount":`...)
+		b = strconv.AppendUint(b, uint64(n), 10)
+		sep = ","
+	}
+	if f := l.Flags(); f != 0 {
+		b = append(b, sep...)
+		b = append(b, `"flags":`...)
+		b = strconv.AppendUint(b, uint64(f), 10)
+	}
+	return append(b, '}')
+}
+
+// appendHexID writes id as a quoted lowercase hex string.
+func appendHexID(b, id []byte) []byte {
 	b = append(b, '"')
-	b = append(b, name...)
-	return append(b, '"', ':')
+	b = hex.AppendEncode(b, id)
+	return append(b, '"')
+}
+
+// appendField writes sep and key, a field's quoted name and its colon.
+func appendField(b []byte, sep, key string) []byte {
+	b = append(b, sep...)
+	return append(b, key...)
 }
