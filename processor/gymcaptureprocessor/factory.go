@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 var componentType = component.MustNewType("gymcapture")
@@ -39,5 +40,5 @@ func createDefaultConfig() component.Config {
 }
 
 func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	return newCaptureProcessor(set, cfg.(*Config), next, realClock{})
+	return newCaptureProcessor(set, cfg.(*Config), next, timesource.Real{})
 }

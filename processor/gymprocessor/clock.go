@@ -3,24 +3,14 @@
 
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
-import "time"
+import (
+	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
+)
 
 // clock is the processor's source of time; tests inject a fake one.
-type clock interface {
-	Now() time.Time
-	// NewTicker returns a channel that receives a value every period, and
-	// a function that stops it.
-	NewTicker(period time.Duration) (<-chan time.Time, func())
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) NewTicker(period time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(period)
-	return t.C, t.Stop
-}
+type clock = timesource.Source
 
 // tickPeriod is how often the timer goroutine looks for expired deadlines:
 // a fifth of settle, between 10ms and 1s.

@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 // gymProcessor gives every span its rollout and every rollout its own trace
@@ -59,7 +61,7 @@ type gymProcessor struct {
 }
 
 func newGymProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*gymProcessor, error) {
-	return newGymProcessorWithClock(set, cfg, next, realClock{})
+	return newGymProcessorWithClock(set, cfg, next, timesource.Real{})
 }
 
 func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*gymProcessor, error) {
