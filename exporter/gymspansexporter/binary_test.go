@@ -60,8 +60,12 @@ type collector struct {
 	conn   *grpc.ClientConn
 }
 
-func startCollector(t *testing.T, captureDir string) *collector {
+func startCollector(t *testing.T, captureDir string, gymspansKeys ...string) *collector {
 	t.Helper()
+	extra := ""
+	for _, k := range gymspansKeys {
+		extra += "\n    " + k
+	}
 	bin := collectorBinary(t)
 	port := freePort(t)
 	cfg := fmt.Sprintf(`receivers:
@@ -71,7 +75,7 @@ func startCollector(t *testing.T, captureDir string) *collector {
         endpoint: 127.0.0.1:%d
 exporters:
   gymspans:
-    capture_dir: %q
+    capture_dir: %q%s
     flush_interval: 1h
     rotation:
       max_megabytes: 1
@@ -88,7 +92,7 @@ service:
     traces:
       receivers: [otlp]
       exporters: [gymspans]
-`, port, captureDir)
+`, port, captureDir, extra)
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 	c := &collector{cmd: exec.Command(bin, "--config", cfgPath), out: &strings.Builder{}}
@@ -200,7 +204,9 @@ func TestBinaryKillRestartAppend(t *testing.T) {
 // both sending the same rollouts at once.
 func TestBinaryTwoCollectorsShareDir(t *testing.T) {
 	dir := t.TempDir()
-	a, b := startCollector(t, dir), startCollector(t, dir)
+	// Two collectors on a local disk share it only when told so: without
+	// shared_capture_dir they append, and rotate, without taking locks.
+	a, b := startCollector(t, dir, "shared_capture_dir: true"), startCollector(t, dir, "shared_capture_dir: true")
 	var mu sync.Mutex
 	var sent []ptrace.Traces
 	var wg sync.WaitGroup
