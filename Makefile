@@ -53,7 +53,11 @@ test-realgym: build
 
 # Short runs of every fuzz target (their seed corpora also run in `go test`).
 # -fuzzminimizetime keeps a worker from spending the run minimizing one input.
-FUZZTIME ?= 10s
+# The budget is a count of executions, not a duration: with a duration, Go 1.26's fuzz
+# coordinator can report "context deadline exceeded" as a failure when -fuzztime ends while a
+# worker is mid-execution on a loaded machine (golang/go#75804, fixed in Go 1.27), with no
+# failing input. 20,000 executions take 1 to 30 s a target here.
+FUZZTIME ?= 20000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzEvidenceFromURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
 	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
