@@ -38,6 +38,12 @@ import (
 // attributes the processor adds), the lines of every rollout file,
 // rollouts.jsonl and service_map.json.
 //
+// real_gym_generic_otel_context_leak is a run of TestRealGymGenericSlow in
+// which Gym's agent server parented one rollout's POST /run under the
+// previous rollout's (trace context reused across requests in one process):
+// that rollout's root is cut with a parent link, and its callers' spans stay
+// in no rollout, since nothing of the rollout is below them.
+//
 // Re-record with `OTELCOL_GYM_REALGYM_RECORD=$PWD/testdata make test-realgym`,
 // then `go test ./e2e -run TestRealGymReplay -update-realgym` and read the
 // diff of collector_expected.json.
@@ -55,6 +61,10 @@ type realGymRecording struct {
 	Requests  int            `json:"requests"`
 	Spans     int            `json:"spans"`
 	Versions  []string       `json:"recorded_with"`
+	// LeakedContext names each rollout whose agent took another rollout's
+	// trace context in this run (rollout → the other rollout): the checks
+	// find them by structure (leakedContextRollouts), and this says they must.
+	LeakedContext map[string]string `json:"leaked_context,omitempty"`
 }
 
 // recordRealGym writes a live run's requests and run.json into dst.
@@ -96,6 +106,12 @@ func TestRealGymReplay(t *testing.T) {
 			rec, m, requests := readRealGymRecording(t, dir)
 			run := replayRealGym(t, rec, requests)
 			checkRealGym(t, m, run)
+			leaked := leakedContextRollouts(run.combined)
+			if len(rec.LeakedContext) == 0 {
+				assert.Empty(t, leaked, "rollouts whose agent took another rollout's trace context")
+			} else {
+				assert.Equal(t, rec.LeakedContext, leaked, "rollouts whose agent took another rollout's trace context")
+			}
 
 			got := realGymGolden(t, run)
 			path := filepath.Join(dir, "collector_expected.json")

@@ -68,6 +68,8 @@ type Span struct {
 	Proc       string
 	Attributes map[string]any
 	Start, End int64
+	// Flags are the span's OTLP flags (0: none, as older SDKs send).
+	Flags uint32
 }
 
 // Build returns one ResourceSpans per process of order that sends any of
@@ -131,6 +133,7 @@ func appendSpan(ss ptrace.SpanSlice, d Span) {
 	}
 	s.SetStartTimestamp(pcommon.Timestamp(base + d.Start*int64(time.Millisecond)))
 	s.SetEndTimestamp(pcommon.Timestamp(base + d.End*int64(time.Millisecond)))
+	s.SetFlags(d.Flags)
 	if err := s.Attributes().FromRaw(d.Attributes); err != nil {
 		panic(err)
 	}

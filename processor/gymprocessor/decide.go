@@ -73,7 +73,7 @@ func (e *engine) settleDecision(n *node) bool {
 func (e *engine) resolveRoot(n *node, force bool) {
 	p := n.parent
 	if p == nil {
-		e.finalizeRoot(n, false, "")
+		e.finalizeRoot(n, cutFromNamedParent(n), linkTypeParent)
 		return
 	}
 	if p.how != howUndecided {
@@ -168,7 +168,10 @@ func (e *engine) propagateUp(n *node) {
 		return
 	}
 	var ready []*node
-	for p, depth := n.parent, 0; p != nil && depth < maxWalk; p, depth = p.parent, depth+1 {
+	for ch, p, depth := n, n.parent, 0; p != nil && depth < maxWalk; ch, p, depth = p, p.parent, depth+1 {
+		if ch.reqStart != 0 {
+			break // a request whose local parent's verdict is pending (leak.go)
+		}
 		if !p.below.merge(c) || p.rollout != "" || p.state == stAbsent {
 			break
 		}

@@ -37,6 +37,7 @@ type engine struct {
 	indexCap     int
 	tracePending map[pcommon.TraceID]int32
 	jobWait      map[pcommon.TraceID][]*node
+	leakPending  map[*node][]*node // absent parent → requests waiting for its verdict (leak.go)
 
 	procs *bounded.Table[string, *procState]
 	runs  *bounded.Table[string, *runState]
@@ -288,6 +289,8 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 		n.late = false
 	}
 	n.state = stPending
+	n.end = int64(sp.EndTimestamp())
+	e.judgeWaitingRequests(n)
 	if !pid.IsEmpty() && pid != sid {
 		pk := spanKey{trace: orig, span: pid}
 		p, taken := e.idx.get(sf.ph, pk)
@@ -298,6 +301,9 @@ func (e *engine) arrive(sp ptrace.Span, info *resInfo, sf *spanFacts) bool {
 			e.fifo.push(p, e.now)
 		}
 		n.parent = p
+		if sf.localRequest {
+			e.judgeRequestParent(n, int64(sp.StartTimestamp()))
+		}
 	}
 	e.cur, e.curSpan, e.curInfo, e.curHeld = n, sp, info, false
 	e.noteArrival(sp, info, n, sf)

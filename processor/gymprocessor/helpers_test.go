@@ -159,6 +159,7 @@ type sdef struct {
 	proc                    string
 	attrs                   map[string]any
 	start, end              int64 // offsets in ms
+	flags                   uint32
 }
 
 func (p proc) gymtest() gymtest.Process {
@@ -170,11 +171,11 @@ func procOf(p gymtest.Process) proc {
 }
 
 func (d sdef) gymtest() gymtest.Span {
-	return gymtest.Span{ID: d.id, Parent: d.parent, Trace: d.trace, Name: d.name, Kind: d.kind, Proc: d.proc, Attributes: d.attrs, Start: d.start, End: d.end}
+	return gymtest.Span{ID: d.id, Parent: d.parent, Trace: d.trace, Name: d.name, Kind: d.kind, Proc: d.proc, Attributes: d.attrs, Start: d.start, End: d.end, Flags: d.flags}
 }
 
 func sdefOf(s gymtest.Span) sdef {
-	return sdef{id: s.ID, parent: s.Parent, trace: s.Trace, name: s.Name, kind: s.Kind, proc: s.Proc, attrs: s.Attributes, start: s.Start, end: s.End}
+	return sdef{id: s.ID, parent: s.Parent, trace: s.Trace, name: s.Name, kind: s.Kind, proc: s.Proc, attrs: s.Attributes, start: s.Start, end: s.End, flags: s.Flags}
 }
 
 // buildTraces builds spans with gymtest.Build.

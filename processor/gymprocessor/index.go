@@ -68,24 +68,26 @@ func (s *summary) merge(c summary) bool {
 // placeholder for a parent named by a child. An emitted node keeps only ids,
 // its rollout and links, so late children can still be resolved downward.
 type node struct {
-	key     spanKey
-	parent  *node // the parent's node (placeholder if it has not arrived); nil if none
-	held    *heldSpan
-	rollout string  // "" when in no rollout (yet)
-	below   summary // rollouts of the spans below, nearest decided ones
-	waiters []*node // children held while this node is undecided
-	fifoSeq uint32
-	state   nodeState
-	how     how
-	job     bool
-	settled bool // its settle deadline has passed
-	waiting bool // registered in parent.waiters
-	late    bool // a child left while this node was absent
-	removed bool // dropped from the index
-	root    bool // decided to be its rollout's root (finalizeRoot)
-	nWait   int32
-	peerSvc string  // §4.4: service of the first SERVER child seen
-	org     *origin // §4.4: resource and scope of an arrived INTERNAL span (a possible embedder parent)
+	key      spanKey
+	parent   *node // the parent's node (placeholder if it has not arrived); nil if none
+	held     *heldSpan
+	rollout  string  // "" when in no rollout (yet)
+	below    summary // rollouts of the spans below, nearest decided ones
+	waiters  []*node // children held while this node is undecided
+	fifoSeq  uint32
+	state    nodeState
+	how      how
+	job      bool
+	settled  bool // its settle deadline has passed
+	waiting  bool // registered in parent.waiters
+	late     bool // a child left while this node was absent
+	removed  bool // dropped from the index
+	root     bool // decided to be its rollout's root (finalizeRoot)
+	nWait    int32
+	peerSvc  string  // §4.4: service of the first SERVER child seen
+	org      *origin // §4.4: resource and scope of an arrived INTERNAL span (a possible embedder parent)
+	end      int64   // the span's end, once it arrived (unix ns)
+	reqStart int64   // a request waiting for its local parent's verdict: its start (leak.go); else 0
 }
 
 // contribution is what this node tells its parent about the rollouts below:
@@ -223,6 +225,7 @@ func (e *engine) enforceIndexBounds() {
 		// A node not removed is the one its key maps to: a key gets a new
 		// node only after its old one was removed.
 		n.removed = true
+		delete(e.leakPending, n)
 		e.idx.del(n)
 	}
 }

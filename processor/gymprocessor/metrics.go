@@ -86,6 +86,7 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 		add(t.ProcessorGymPeerServiceSet, v, t.peerSource[i])
 	}
 	add(t.ProcessorGymLateParents, r.lateParents, nil)
+	add(t.ProcessorGymLeakedContexts, r.leakedContexts, nil)
 	add(t.ProcessorGymDuplicateSpans, r.duplicates, nil)
 	add(t.ProcessorGymResentSpans, r.resent, nil)
 	add(t.ProcessorGymAttemptLinksMissed, r.linksMissed, nil)

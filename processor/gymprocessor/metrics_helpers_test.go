@@ -51,6 +51,7 @@ const (
 	metricPendingBytes      = "otelcol_processor_gym_pending_bytes"
 	metricIndexEntries      = "otelcol_processor_gym_index_entries"
 	metricLateParents       = "otelcol_processor_gym_late_parents"
+	metricLeakedContexts    = "otelcol_processor_gym_leaked_contexts"
 	metricDuplicateSpans    = "otelcol_processor_gym_duplicate_spans"
 	metricResentSpans       = "otelcol_processor_gym_resent_spans"
 	metricLinksMissed       = "otelcol_processor_gym_attempt_links_missed"

@@ -49,6 +49,7 @@ type spanFacts struct {
 	serverHP         string          // a SERVER span's host:port (§4.4), when the repairs are on
 	node             *node           // a fresh index node for the span, unless its id is zero
 	h, ph            uint64          // index hashes of the span's key and its parent's (see spanIndex)
+	localRequest     bool            // an HTTP server's request span whose parent is local (leak.go)
 }
 
 var factsPool = sync.Pool{New: func() any { return new(batchFacts) }}
@@ -115,6 +116,7 @@ func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
 		sf.ph = e.idx.hash(spanKey{trace: sf.orig, span: pid})
 	}
 	_, sf.job = e.jobNames[sp.Name()]
+	sf.localRequest = requestWithLocalParent(sp)
 	if e.sm.peers && sp.Kind() == ptrace.SpanKindServer {
 		sf.serverHP = hostport.Server(sp.Attributes())
 	}

@@ -119,8 +119,45 @@ func scenarios() map[string][]sdef {
 	}
 	sc["context_leak_across_rollouts"] = leak
 
+	sc["request_takes_finished_requests_context"] = leakedRequestSpans()
+
 	sc["rollout_split_across_traces"] = rolloutSpans("8-0", rolloutOpts{obs: true, perRollout: true, noClient: true, trace: "t-8-0"})
 	return sc
+}
+
+// leakedRequestSpans draws what real Gym under generic instrumentation sent
+// once (e2e's real_gym_generic_otel_context_leak): the agent's request of
+// rollout 10-1 arrived without a traceparent while 10-0's finished request
+// was still the current context, so the agent's POST /run of 10-1 names
+// 10-0's POST /run as its local parent, which ended before it began. Each
+// rollout keeps its own spans; 10-1's orchestrator call is in none (nothing
+// of 10-1 is below it). Rollout 10-2's POST /run has a local parent too,
+// a middleware span around it: that parent is really above it.
+func leakedRequestSpans() []sdef {
+	const local, remote = 0x100, 0x300
+	run := func(r, id, parent, trace string, flags uint32, start, end int64) []sdef {
+		return []sdef{
+			{id: id, parent: parent, trace: trace, name: "POST /run", kind: ptrace.SpanKindServer, proc: "agent", flags: flags, start: start, end: end,
+				attrs: map[string]any{"http.method": "POST", "http.target": "/run", "http.route": "/run"}},
+			{id: id + "/receive", parent: id, trace: trace, name: "POST /run http receive", kind: ptrace.SpanKindInternal, proc: "agent", flags: local, start: start + 1, end: start + 2,
+				attrs: map[string]any{"asgi.event.type": "http.request"}},
+			{id: id + "/model", parent: id, trace: trace, name: "POST", kind: ptrace.SpanKindClient, proc: "agent", flags: local, start: start + 5, end: end - 5,
+				attrs: map[string]any{"http.method": "POST", "http.url": "http://127.0.0.1:8001/ng-rollout/" + r + "/v1/responses"}},
+			{id: id + "/model-server", parent: id + "/model", trace: trace, name: "POST /ng-rollout/{rollout_id}/v1/responses", kind: ptrace.SpanKindServer, proc: "model", flags: remote, start: start + 6, end: end - 6,
+				attrs: map[string]any{"http.method": "POST", "http.target": "/ng-rollout/" + r + "/v1/responses", "http.route": "/ng-rollout/{rollout_id}/v1/responses"}},
+		}
+	}
+	call := func(id, trace string, start, end int64) sdef {
+		return sdef{id: id, trace: trace, name: "POST", kind: ptrace.SpanKindClient, proc: "orchestrator", start: start, end: end,
+			attrs: map[string]any{"http.method": "POST", "http.url": "http://127.0.0.1:8000/run"}}
+	}
+	spans := []sdef{call("10-0/call", "t-10-0", 0, 100)}
+	spans = append(spans, run("10-0", "10-0/run", "10-0/call", "t-10-0", remote, 5, 95)...)
+	spans = append(spans, call("10-1/call", "t-10-1", 90, 300))
+	spans = append(spans, run("10-1", "10-1/run", "10-0/run", "t-10-0", local, 96, 290)...)
+	spans = append(spans, call("10-2/call", "t-10-2", 300, 500),
+		sdef{id: "10-2/middleware", parent: "10-2/call", trace: "t-10-2", name: "middleware", kind: ptrace.SpanKindInternal, proc: "agent", flags: remote, start: 302, end: 498, attrs: map[string]any{}})
+	return append(spans, run("10-2", "10-2/run", "10-2/middleware", "t-10-2", local, 305, 495)...)
 }
 
 func TestGenerateGoldenInputs(t *testing.T) {

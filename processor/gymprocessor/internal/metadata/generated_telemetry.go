@@ -31,6 +31,7 @@ type TelemetryBuilder struct {
 	ProcessorGymDuplicateSpans         metric.Int64Counter
 	ProcessorGymIndexEntries           metric.Int64Gauge
 	ProcessorGymLateParents            metric.Int64Counter
+	ProcessorGymLeakedContexts         metric.Int64Counter
 	ProcessorGymPeerServiceSet         metric.Int64Counter
 	ProcessorGymPendingBytes           metric.Int64Gauge
 	ProcessorGymPendingSpans           metric.Int64Gauge
@@ -106,6 +107,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorGymLateParents, err = builder.meter.Int64Counter(
 		"otelcol_processor_gym_late_parents",
 		metric.WithDescription("Spans that arrived after a child of theirs had to leave without them. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGymLeakedContexts, err = builder.meter.Int64Counter(
+		"otelcol_processor_gym_leaked_contexts",
+		metric.WithDescription("Request spans detached from a parent that the sender says is local and that had ended before the request began: a finished request's trace context, still current in the process, taken by the next request (design §4.2). [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

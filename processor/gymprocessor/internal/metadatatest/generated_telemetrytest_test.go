@@ -24,6 +24,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorGymDuplicateSpans.Add(context.Background(), 1)
 	tb.ProcessorGymIndexEntries.Record(context.Background(), 1)
 	tb.ProcessorGymLateParents.Add(context.Background(), 1)
+	tb.ProcessorGymLeakedContexts.Add(context.Background(), 1)
 	tb.ProcessorGymPeerServiceSet.Add(context.Background(), 1)
 	tb.ProcessorGymPendingBytes.Record(context.Background(), 1)
 	tb.ProcessorGymPendingSpans.Record(context.Background(), 1)
@@ -54,6 +55,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymLateParents(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGymLeakedContexts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymPeerServiceSet(t, testTel,
