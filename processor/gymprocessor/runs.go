@@ -108,6 +108,16 @@ func (e *engine) resourceInfo(rf *resFacts) *resInfo {
 	return &resInfo{run: run, proc: proc, service: e.sm.intern(service)}
 }
 
+// observeRun notes what an arriving span shows of its run: direct
+// evidence, or, before any evidence, that Gym's observability is off.
+func (e *engine) observeRun(run *runState, sf *spanFacts) {
+	if sf.ev != "" {
+		e.noteEvidence(run)
+	} else if sf.observabilityOff && !run.evidence {
+		e.noteObservabilityOff(run)
+	}
+}
+
 // noteEvidence records that a span of run showed direct evidence: the
 // run's pass-through, if any, ends (a mixed run).
 func (e *engine) noteEvidence(run *runState) {
