@@ -27,7 +27,7 @@ const (
 type procState struct {
 	held int32 // its spans in the pending store
 
-	// §4.4: the resource and scope of its latest INTERNAL spans, shared by
+	// The resource and scope of its latest INTERNAL spans, shared by
 	// their index entries as possible embedder parents.
 	org      *origin
 	orgScope string
