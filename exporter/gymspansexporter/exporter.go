@@ -127,7 +127,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 // the capture dir: its directory, its lock and its current segment.
 const journalDescriptors = 3
 
-func (e *spansExporter) start(_ context.Context, _ component.Host) error {
+func (e *spansExporter) start(_ context.Context, host component.Host) error {
 	if err := ensureDir(e.cfg.CaptureDir, e.dirPerm); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
 	}
@@ -166,7 +166,7 @@ func (e *spansExporter) start(_ context.Context, _ component.Host) error {
 		}
 		e.sm = sm
 	}
-	e.markedRoots = marksRoots(e.cfg.RolloutRoots)
+	e.markedRoots = marksRoots(e.cfg.RolloutRoots, host)
 	if e.cfg.RolloutsFile != "" {
 		rule := "a parentless span with a rollout id"
 		if e.markedRoots {

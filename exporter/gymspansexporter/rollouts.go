@@ -8,8 +8,10 @@ import (
 	"strconv"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/service/hostcapabilities"
 )
 
 // rootRef is a rollout root of the batch, with the (run, rollout) encode
@@ -21,15 +23,25 @@ type rootRef struct {
 	line         segment // its rollouts.jsonl line in the batch's arena
 }
 
-// gymProcessorCreated reports whether a gym processor was created in this
-// process (tests replace it).
-var gymProcessorCreated = gymconv.RootMarkerCreated
-
 // marksRoots resolves rollout_roots: whether the roots are the spans the gym
-// processor marked, or the parentless ones.
-func marksRoots(rolloutRoots string) bool {
-	return rolloutRoots == rootsMarked || (rolloutRoots == rootsAuto && gymProcessorCreated())
+// processor marked, or the parentless ones. auto asks the host the exporter
+// was started with (gymProcessorIn).
+func marksRoots(rolloutRoots string, host component.Host) bool {
+	return rolloutRoots == rootsMarked || (rolloutRoots == rootsAuto && gymProcessorIn(host))
 }
+
+// gymProcessorIn reports whether host's collector created a gym processor:
+// its factory, which the host hands out, says so (gymconv.RootMarker).
+func gymProcessorIn(host component.Host) bool {
+	h, ok := host.(hostcapabilities.ComponentFactory)
+	if !ok {
+		return false
+	}
+	m, ok := h.GetFactory(component.KindProcessor, gymProcessorType).(gymconv.RootMarker)
+	return ok && m.MarksRolloutRoots()
+}
+
+var gymProcessorType = component.MustNewType(gymconv.ProcessorType)
 
 // isRoot reports whether span, which has a rollout, is its rollout's root:
 // marked nemo.gym.rollout.root = true by the gym processor, which decided

@@ -15,13 +15,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 )
 
 // processedRollout is rollout r drawn with o as the gym processor passes it
@@ -53,11 +58,11 @@ func processedRollout(r string, o gymtest.RolloutOptions, root string, split boo
 	return out
 }
 
-// rootsWritten exports td through the factory with rollout_roots (loaded
+// rootsWritten exports td through the factory, started with host, with rollout_roots (loaded
 // through confmap as a user writes it; "" leaves the default) and returns
 // the root_span_id of every rollouts.jsonl line, sorted, and the file's
 // lines as decoded.
-func rootsWritten(t *testing.T, rolloutRoots string, td ptrace.Traces) []string {
+func rootsWritten(t *testing.T, host component.Host, rolloutRoots string, td ptrace.Traces) []string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := createDefaultConfig().(*Config)
@@ -69,7 +74,7 @@ func rootsWritten(t *testing.T, rolloutRoots string, td ptrace.Traces) []string 
 	require.NoError(t, cfg.Validate())
 	exp, err := NewFactory().CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
 	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, exp.Start(context.Background(), host))
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 	require.NoError(t, exp.Shutdown(context.Background()))
 	path := filepath.Join(dir, "rollouts.jsonl")
@@ -89,12 +94,32 @@ func rootsWritten(t *testing.T, rolloutRoots string, td ptrace.Traces) []string 
 	return ids
 }
 
-// withGymProcessor runs the test as if a gym processor had been created in
-// the collector (the registry the gym processor's factory writes).
-func withGymProcessor(t *testing.T, present bool) {
-	prev := gymProcessorCreated
-	gymProcessorCreated = func() bool { return present }
-	t.Cleanup(func() { gymProcessorCreated = prev })
+// collectorHost is the host a collector starts the exporter with, as far as
+// rollout_roots: auto reads it: it hands out the collector's factory of the
+// gym processor (hostcapabilities.ComponentFactory).
+type collectorHost struct {
+	component.Host
+	gym processor.Factory // its factory of processor type gym; nil: none
+}
+
+func (h collectorHost) GetFactory(kind component.Kind, typ component.Type) component.Factory {
+	if h.gym == nil || kind != component.KindProcessor || typ.String() != gymconv.ProcessorType {
+		return nil
+	}
+	return h.gym
+}
+
+// hostWithGymProcessor returns the host of a collector whose gym processor
+// factory created a processor (present) or none.
+func hostWithGymProcessor(t *testing.T, present bool) component.Host {
+	t.Helper()
+	f := gymprocessor.NewFactory()
+	if present {
+		p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), consumertest.NewNop())
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	}
+	return collectorHost{Host: componenttest.NewNopHost(), gym: f}
 }
 
 func roots(r string, roles ...string) []string {
@@ -139,10 +164,10 @@ func TestRolloutsFileLinePerMarkedRoot(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			td := gymtest.Build(procs, order, tc.spans)
-			withGymProcessor(t, true)
-			assert.Equal(t, tc.marked, rootsWritten(t, "", td), "auto, with a gym processor")
-			assert.Equal(t, tc.marked, rootsWritten(t, "marked", td))
-			assert.Equal(t, tc.parentless, rootsWritten(t, "parentless", td))
+			host := hostWithGymProcessor(t, true)
+			assert.Equal(t, tc.marked, rootsWritten(t, host, "", td), "auto, with a gym processor")
+			assert.Equal(t, tc.marked, rootsWritten(t, host, "marked", td))
+			assert.Equal(t, tc.parentless, rootsWritten(t, host, "parentless", td))
 		})
 	}
 }
@@ -152,14 +177,44 @@ func TestRolloutsFileLinePerMarkedRoot(t *testing.T) {
 // keeps the rule of a parentless span with a rollout id; marked writes no
 // line for unmarked spans.
 func TestRolloutsFileWithoutGymProcessor(t *testing.T) {
-	withGymProcessor(t, false)
+	host := hostWithGymProcessor(t, false)
 	td := gymTraces(1, 2, 4) // each rollout's gym.rollout is parentless
 	want := []string{
 		"0-0 " + gymtest.SpanID("1/0/0").String(),
 		"0-1 " + gymtest.SpanID("1/1/0").String(),
 	}
 	sort.Strings(want)
-	assert.Equal(t, want, rootsWritten(t, "", td), "auto, without a gym processor")
-	assert.Equal(t, want, rootsWritten(t, "parentless", td))
-	assert.Nil(t, rootsWritten(t, "marked", td))
+	assert.Equal(t, want, rootsWritten(t, host, "", td), "auto, without a gym processor")
+	assert.Equal(t, want, rootsWritten(t, host, "parentless", td))
+	assert.Nil(t, rootsWritten(t, host, "marked", td))
+}
+
+// TestRolloutRootsAutoAsksItsCollector: rollout_roots: auto follows the gym
+// processor of the exporter's own collector, as the host it is started with
+// hands it out, and nothing else of the process: a gym processor created
+// for another collector (another factory) does not make auto mean marked,
+// and a host that hands out no factory, or no gym one, means no gym
+// processor.
+func TestRolloutRootsAutoAsksItsCollector(t *testing.T) {
+	td := append(processedRollout("3-1", gymtest.RolloutOptions{Trace: "job", DispatchParent: "job", NoClient: true}, "dispatch", true), gymtest.Job("job"))
+	traces := gymtest.Build(gymtest.Processes(), gymtest.ProcessOrder(), td)
+	marked, parentless := roots("3-1", "dispatch"), roots("3-1", "dispatch", "model-server", "verify-server")
+	with := hostWithGymProcessor(t, true)
+	without := hostWithGymProcessor(t, false) // created after a gym processor of another collector
+	for _, tc := range []struct {
+		name string
+		host component.Host
+		want []string
+	}{
+		{"its factory created a gym processor", with, marked},
+		{"its factory created none", without, parentless},
+		{"a host that hands out no factory", componenttest.NewNopHost(), parentless},
+		{"a collector without a gym processor factory", collectorHost{Host: componenttest.NewNopHost()}, parentless},
+		{"a factory of type gym that is not the gym processor's", collectorHost{Host: componenttest.NewNopHost(), gym: processortest.NewNopFactory()}, parentless},
+		{"its factory created a gym processor, again", with, marked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, rootsWritten(t, tc.host, "", traces))
+		})
+	}
 }

@@ -69,13 +69,3 @@ func TestServiceFirstPresentWins(t *testing.T) {
 		t.Errorf("none present: %q", got)
 	}
 }
-
-func TestRootMarkerRegistry(t *testing.T) {
-	if RootMarkerCreated() {
-		t.Fatal("no root marker was created yet")
-	}
-	NoteRootMarker()
-	if !RootMarkerCreated() {
-		t.Fatal("NoteRootMarker was called")
-	}
-}

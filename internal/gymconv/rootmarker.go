@@ -3,20 +3,20 @@
 
 package gymconv // import "github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 
-import "sync/atomic"
+// ProcessorType is the component type of the gym processor (its
+// metadata.yaml's type).
+const ProcessorType = "gym"
 
-// The gym processor decides each rollout's root and marks it with
-// RolloutRootAttribute; the gymspans exporter in the same collector then
-// writes rollouts.jsonl from the marked spans instead of guessing the roots
-// (rollout_roots: auto). This registry is how the exporter knows, at its
-// start, that a gym processor was created in its process.
-var rootMarkers atomic.Int64
-
-// NoteRootMarker records that a component which marks rollout roots with
-// RolloutRootAttribute (the gym processor) was created in this process. Its
-// factory calls it.
-func NoteRootMarker() { rootMarkers.Add(1) }
-
-// RootMarkerCreated reports whether NoteRootMarker was called in this
-// process.
-func RootMarkerCreated() bool { return rootMarkers.Load() > 0 }
+// RootMarker is what the gym processor's factory tells the components of
+// its collector: the gym processor decides each rollout's root and marks it
+// with RolloutRootAttribute, and the gymspans exporter then writes
+// rollouts.jsonl from the marked spans instead of guessing the roots
+// (rollout_roots: auto). The exporter finds the factory through the host it
+// is given at start (hostcapabilities.ComponentFactory, ProcessorType).
+type RootMarker interface {
+	// MarksRolloutRoots reports whether the factory created a gym processor.
+	// The collector builds its factories anew for each configuration it
+	// runs, and creates every component before it starts any, so at an
+	// exporter's start this says whether the configuration has one.
+	MarksRolloutRoots() bool
+}

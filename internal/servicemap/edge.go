@@ -15,12 +15,12 @@ import (
 	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
-// Attribute names read by EdgeFromSpan (design §4).
+// Attribute names read by EdgeFromSpan.
 const (
 	// DefaultRunAttribute is the resource attribute naming a span's run.
 	DefaultRunAttribute = gymconv.RunAttribute
 	// PeerServiceAttribute names the server service on a CLIENT span; the
-	// gym processor sets it on every CLIENT span (design §4.4).
+	// gym processor sets it on every CLIENT span.
 	PeerServiceAttribute = string(conventions.PeerServiceKey)
 )
 

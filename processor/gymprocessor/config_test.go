@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -81,4 +83,22 @@ func TestFactoryLifecycle(t *testing.T) {
 	assert.Equal(t, n, sink.SpanCount())
 	assert.True(t, p.Capabilities().MutatesData)
 	processortest.VerifyShutdown(t, f, f.CreateDefaultConfig())
+}
+
+// TestFactoryMarksRolloutRoots: the factory says it marks rollout roots
+// (what the gymspans exporter's rollout_roots: auto asks the host) once it
+// created a processor, and only that factory: a factory of another
+// collector in the same process that created none does not. The type the
+// exporter looks the factory up by is this processor's.
+func TestFactoryMarksRolloutRoots(t *testing.T) {
+	assert.Equal(t, gymconv.ProcessorType, componentType.String())
+	f := NewFactory()
+	m, ok := f.(gymconv.RootMarker)
+	require.True(t, ok, "the factory is a gymconv.RootMarker")
+	assert.False(t, m.MarksRolloutRoots(), "before it created a processor")
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(componentType), f.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	assert.True(t, m.MarksRolloutRoots(), "after it created a processor")
+	assert.False(t, NewFactory().(gymconv.RootMarker).MarksRolloutRoots(), "another factory, which created none")
 }

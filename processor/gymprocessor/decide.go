@@ -189,7 +189,7 @@ func (e *engine) propagateUp(n *node) {
 
 // notifyWaiters tells the held children of n that n changed: an undecided
 // child takes n's rollout downward, or, when n left in none and the child's
-// upward decision found nothing, leaves now in none too (§4.2); an upward
+// upward decision found nothing, leaves now in none too; an upward
 // child learns whether it is cut.
 func (e *engine) notifyWaiters(n *node) {
 	if len(n.waiters) == 0 {

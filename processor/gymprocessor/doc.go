@@ -7,15 +7,28 @@
 //
 // Data flow:
 //
-//	ConsumeTraces -> engine.prepare -> [lock] engine.consume (index; decide; hold the undecided) [unlock]
-//	                 -> deliver (apply the rewrites, assemble released spans) -> next
+//	ConsumeTraces -> engine.prepare -> [lock] engine.consume [unlock] -> deliver -> next
 //	timer tick    -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
 //	                 -> deliver -> next
+//
+// A batch, stage by stage (consume calls each per span, in this order):
+//
+//	prepare       what the batch says on its own, before the lock   prepare.go
+//	observeRun    what the span shows of its run (§4.2)              runs.go
+//	passThrough   out at once when its run passes through            unindexed.go
+//	admit         into the span index, or out at once (duplicates)   admit.go
+//	noteArrival   what it teaches the service map (§4.4)             servicemap.go
+//	place         decided (and what waits on it, emitted) or held    place.go
+//	deliver       rewrites applied, released spans assembled, sent   processor.go
 //
 // Files, one idea each:
 //   - processor.go: the component: ConsumeTraces, the timer, Shutdown, delivery to the next consumer.
 //   - prepare.go:   what a batch says on its own, read before the lock.
-//   - engine.go:    the engine's state and its two entries, consume (arrive, per span) and flush (per tick).
+//   - engine.go:    the engine's state and its timer entry, flush (per tick).
+//   - consume.go:   its batch entry, consume, and arrive: one span through its stages.
+//   - admit.go:     a span into the span index (nodes, placeholders, duplicates, resent copies).
+//   - place.go:     an admitted span decided or held.
+//   - unindexed.go: the spans that leave at once without entering the index.
 //   - evidence.go:  direct evidence (§4.1).
 //   - runs.go:      what is known per sending process and per run, and what a run has shown (§4.2).
 //   - decide.go:    direct, downward and upward decisions, waiters, cuts (§4.2, §4.3).

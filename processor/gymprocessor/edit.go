@@ -18,7 +18,7 @@ type spanEdit struct {
 	sp      ptrace.Span
 	rollout string // the rollout attribute to set; "" for none
 	extra   int    // attributes the rewrite adds, to grow the map once
-	split   bool   // the §4.3 trace rewrite applies
+	split   bool   // the per-rollout trace rewrite applies
 	orig    pcommon.TraceID
 	origHex string          // hex of orig, written unless the span has a valid one
 	tid     pcommon.TraceID // T'
@@ -50,7 +50,7 @@ func (e *engine) planRollout(ed *spanEdit, sp ptrace.Span, info *resInfo, rollou
 	ed.rollout = rollout
 	ed.extra = 2
 	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
-		ed.extra = 3 // peer.service (§4.4) follows: one growth instead of two
+		ed.extra = 3 // peer.service follows: one growth instead of two
 	}
 	if !e.split {
 		return

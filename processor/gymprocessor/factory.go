@@ -5,6 +5,7 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -21,14 +22,30 @@ const (
 	defaultRolloutWait = 2 * time.Hour
 )
 
-// NewFactory returns the factory of the gym processor.
+// NewFactory returns the factory of the gym processor. It is a
+// gymconv.RootMarker: the gymspans exporter of the same collector asks it,
+// through the host, whether it created a processor.
 func NewFactory() processor.Factory {
-	return processor.NewFactory(
+	f := &factory{}
+	f.Factory = processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTraces, metadata.TracesStability),
+		processor.WithTraces(f.createTraces, metadata.TracesStability),
 	)
+	return f
 }
+
+// factory is the gym processor's factory and what it created.
+type factory struct {
+	processor.Factory
+	created atomic.Bool
+}
+
+var _ gymconv.RootMarker = (*factory)(nil)
+
+// MarksRolloutRoots reports whether f created a gym processor: each marks
+// its rollouts' roots (gymconv.RolloutRootAttribute).
+func (f *factory) MarksRolloutRoots() bool { return f.created.Load() }
 
 func createDefaultConfig() component.Config {
 	return &Config{
@@ -59,14 +76,15 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-func createTraces(
+func (f *factory) createTraces(
 	_ context.Context,
 	set processor.Settings,
 	cfg component.Config,
 	next consumer.Traces,
 ) (processor.Traces, error) {
-	// The processor marks each rollout's root: the gymspans exporter of this
-	// collector writes rollouts.jsonl from the marks (rollout_roots: auto).
-	gymconv.NoteRootMarker()
-	return newGymProcessor(set, cfg.(*Config), next)
+	p, err := newGymProcessor(set, cfg.(*Config), next)
+	if err == nil {
+		f.created.Store(true)
+	}
+	return p, err
 }

@@ -25,7 +25,7 @@ const (
 	stEmitted                  // arrived, left
 )
 
-// How a span got its rollout (design §4.2).
+// How a span got its rollout.
 type how uint8
 
 const (
@@ -37,7 +37,7 @@ const (
 )
 
 // summary is the lattice empty < one rollout < conflict of the rollouts found
-// below a span (design §4.2 upward).
+// below a span (an upward decision).
 type summary struct {
 	id       string
 	conflict bool
@@ -84,8 +84,8 @@ type node struct {
 	removed  bool // dropped from the index
 	root     bool // decided to be its rollout's root (finalizeRoot)
 	nWait    int32
-	peerSvc  string  // §4.4: service of the first SERVER child seen
-	org      *origin // §4.4: resource and scope of an arrived INTERNAL span (a possible embedder parent)
+	peerSvc  string  // service of the first SERVER child seen
+	org      *origin // resource and scope of an arrived INTERNAL span (a possible embedder parent)
 	end      int64   // the span's end, once it arrived (unix ns)
 	reqStart int64   // a request waiting for its local parent's verdict: its start (leak.go); else 0
 }

@@ -35,10 +35,10 @@ const (
 	phaseSettle  = iota // undecided, settle not yet passed
 	phaseCut            // decided upward, waiting to know whether its parent is in its rollout
 	phaseRelease        // undecided after settle: waits for its parent, or a root for wait
-	phaseSynth          // parentless SERVER span waiting for its rollout's gym.rollout (§4.4)
-	phasePeer           // decided CLIENT span waiting to learn the service it called (§4.4)
+	phaseSynth          // parentless SERVER span waiting for its rollout's gym.rollout
+	phasePeer           // decided CLIENT span waiting to learn the service it called
 	phaseJob            // job span waiting for its trace's pending spans
-	phaseAttempt        // re-dispatched attempt's root waiting for its previous attempt's root (§4.3)
+	phaseAttempt        // re-dispatched attempt's root waiting for its previous attempt's root
 )
 
 // deadlines are the rules of how long the processor keeps what it holds,
@@ -158,7 +158,7 @@ type heldSpan struct {
 	cutType  string
 	prev     rootRef
 	hasPrev  bool
-	synth    *rolloutSpanRef // §4.4: gym.rollout to synthesize a CLIENT parent below
+	synth    *rolloutSpanRef // gym.rollout to synthesize a CLIENT parent below
 	copies   int32           // unchanged copies that arrived while it was held (resent.go)
 }
 

@@ -39,14 +39,14 @@ type resFacts struct {
 
 // spanFacts is what one span's own fields say.
 type spanFacts struct {
-	ev string // direct rollout evidence (§4.1), or ""
+	ev string // direct rollout evidence, or ""
 	// observabilityOff: the span shows that Gym's observability is off, if
-	// its run has shown no evidence yet (§4.2).
+	// its run has shown no evidence yet.
 	observabilityOff bool
 	orig             pcommon.TraceID // original trace id (nemo.gym.original_trace_id or its own)
 	job              bool            // its name is a job span name
 	held             bool            // set by the engine: the span moved to the pending store
-	serverHP         string          // a SERVER span's host:port (§4.4), when the repairs are on
+	serverHP         string          // a SERVER span's host:port, when the service-map repairs are on
 	node             *node           // a fresh index node for the span, unless its id is zero
 	h, ph            uint64          // index hashes of the span's key and its parent's (see spanIndex)
 	localRequest     bool            // an HTTP server's request span whose parent is local (leak.go)

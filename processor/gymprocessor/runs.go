@@ -27,7 +27,7 @@ const (
 type procState struct {
 	held int32 // its spans in the pending store
 
-	// §4.4: the resource and scope of its latest INTERNAL spans, shared by
+	// The resource and scope of its latest INTERNAL spans, shared by
 	// their index entries as possible embedder parents.
 	org      *origin
 	orgScope string
@@ -106,6 +106,16 @@ func (e *engine) resourceInfo(rf *resFacts) *resInfo {
 		e.procs.Put(strings.Clone(rf.proc), proc)
 	}
 	return &resInfo{run: run, proc: proc, service: e.sm.intern(service)}
+}
+
+// observeRun notes what an arriving span shows of its run: direct
+// evidence, or, before any evidence, that Gym's observability is off.
+func (e *engine) observeRun(run *runState, sf *spanFacts) {
+	if sf.ev != "" {
+		e.noteEvidence(run)
+	} else if sf.observabilityOff && !run.evidence {
+		e.noteObservabilityOff(run)
+	}
 }
 
 // noteEvidence records that a span of run showed direct evidence: the

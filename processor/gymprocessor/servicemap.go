@@ -98,7 +98,7 @@ func (t *synthTable) entry(tid pcommon.TraceID) *synthEntry {
 	return e
 }
 
-// serviceMap is the state of the §4.4 repairs.
+// serviceMap is the state of the service-map repairs.
 type serviceMap struct {
 	peers      bool // service_map.enabled
 	synth      bool // service_map.synthesize_client_spans
@@ -366,10 +366,11 @@ func (e *engine) rolloutSpanLeft(sp ptrace.Span, tid pcommon.TraceID, n *node, o
 	}
 }
 
-// repairOnEmit applies §4.4 to a span that leaves, after ed planned its
-// §4.2–§4.3 rewrite: peer.service on a CLIENT span (into ed), a synthesized
-// CLIENT parent for a SERVER span (below gym.rollout, or below an embedder's
-// INTERNAL span of another service), and the record of a gym.rollout span.
+// repairOnEmit repairs the service map at a span that leaves, after ed
+// planned its rollout rewrite: peer.service on a CLIENT span (into ed), a
+// synthesized CLIENT parent for a SERVER span (below gym.rollout, or below
+// an embedder's INTERNAL span of another service), and the record of a
+// gym.rollout span.
 func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSpan, ed *spanEdit) {
 	switch sp.Kind() {
 	case ptrace.SpanKindClient:
@@ -399,8 +400,8 @@ func (e *engine) repairOnEmit(sp ptrace.Span, info *resInfo, n *node, hs *heldSp
 	}
 }
 
-// noteArrival records, for the §4.4 repairs, what an indexed span tells
-// about others: a SERVER span names its parent's peer service and the
+// noteArrival records, for the service-map repairs, what an indexed span
+// tells about others: a SERVER span names its parent's peer service and the
 // host:port it was reached at; an INTERNAL span keeps its resource as a
 // possible embedder parent.
 func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node, sf *spanFacts) {
@@ -428,7 +429,7 @@ func (e *engine) noteArrival(sp ptrace.Span, info *resInfo, n *node, sf *spanFac
 	}
 }
 
-// repairUnindexed applies what §4.4 can to a span that passes unindexed
+// repairUnindexed repairs what it can of a span that passes unindexed
 // (pass-through runs, zero or duplicate span ids): a SERVER span teaches its
 // host:port, a CLIENT span gets peer.service from the host:port maps.
 func (e *engine) repairUnindexed(sp ptrace.Span, info *resInfo, sf *spanFacts, ed *spanEdit) {
