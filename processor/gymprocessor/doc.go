@@ -28,6 +28,7 @@
 //   - consume.go:   its batch entry, consume, and arrive: one span through its stages.
 //   - admit.go:     a span into the span index (nodes, placeholders, duplicates, resent copies).
 //   - place.go:     an admitted span decided or held.
+//   - leak.go:      a request that took a finished request's context, detached from it (admit asks, §4.2).
 //   - unindexed.go: the spans that leave at once without entering the index.
 //   - evidence.go:  direct evidence (§4.1).
 //   - runs.go:      what is known per sending process and per run, and what a run has shown (§4.2).
@@ -52,6 +53,8 @@
 //   - checkpoint_*.go: one part of the state each, its writer beside its reader.
 //
 // Service-map repair (§4.4) is hooked where a span leaves (emit.go: leave calls
-// repairOnEmit), where a span is indexed (engine.go: arrive calls noteArrival)
+// repairOnEmit), where a span is indexed (consume.go: arrive calls noteArrival)
 // and where decide would emit a parentless SERVER span (holdForRolloutParent).
+// The leaked-context rule (leak.go) is asked where a span is admitted: for
+// its own parent, and for the requests that named it before it arrived.
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
