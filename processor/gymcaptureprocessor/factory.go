@@ -33,6 +33,7 @@ func createDefaultConfig() component.Config {
 		RolloutAttribute:   gymconv.RolloutAttribute,
 		ServiceAttributes:  gymconv.DefaultServiceAttributes(),
 		MaxRollouts:        4096,
+		MaxOpenFiles:       256,
 		MaxLinesPerRollout: 1024,
 		MaxLineBytes:       16 << 20,
 		MaxWaitingSpans:    100_000,
