@@ -79,7 +79,7 @@ fuzz:
 # README status block from its metadata.yaml with mdatagen, pinned in internal/tools/go.mod.
 # internal/distribution's tests check that both reproduce what is committed.
 MDATAGEN  := $(GO) -C $(CURDIR)/internal/tools tool mdatagen
-METADATA  := $(wildcard $(CURDIR)/processor/*/metadata.yaml $(CURDIR)/exporter/*/metadata.yaml $(CURDIR)/extension/*/metadata.yaml)
+METADATA  := $(wildcard $(CURDIR)/processor/*/metadata.yaml $(CURDIR)/exporter/*/metadata.yaml $(CURDIR)/extension/*/metadata.yaml $(CURDIR)/connector/*/metadata.yaml)
 generate:
 	$(GO) run $(OCB) --config builder-config.yaml --skip-compilation --skip-get-modules
 	for m in $(METADATA); do $(MDATAGEN) $$m || exit 1; done

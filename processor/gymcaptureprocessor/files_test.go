@@ -13,6 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor/internal/metadatatest"
 )
 
 // appendLine appends one capture line to the rollout's file.
@@ -98,5 +103,7 @@ func TestRemovedCaptureFile(t *testing.T) {
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 2, 0, 1)))
 	require.Equal(t, 2, h.sink.SpanCount())
 	assert.False(t, h.p.rollouts["0-0"].tail.isOpen)
-	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "no_capture_file"))
+	metadatatest.AssertEqualProcessorGymcaptureSpansMissed(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String(metricAttrReason, "no_capture_file")), Value: 1},
+	}, metricdatatest.IgnoreTimestamp())
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 // captureProcessor joins model-call spans to Gym's capture lines (design
@@ -37,7 +38,7 @@ type captureProcessor struct {
 	next   consumer.Traces
 	logger *zap.Logger
 	tel    *telemetry
-	clock  clock
+	clock  timesource.Source
 
 	mu       sync.Mutex
 	dirfd    int // the capture dir, -1 until it could be opened
@@ -60,7 +61,7 @@ type captureProcessor struct {
 // errorLogEvery rate-limits the log of capture files that cannot be read.
 const errorLogEvery = time.Minute
 
-func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*captureProcessor, error) {
+func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Traces, clk timesource.Source) (*captureProcessor, error) {
 	tel, err := newTelemetry(set.TelemetrySettings)
 	if err != nil {
 		return nil, fmt.Errorf("creating the gymcapture processor's metrics: %w", err)
@@ -94,6 +95,7 @@ func (p *captureProcessor) Shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	p.poll(ctx, true)
+	p.tel.Shutdown()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.files.closeAll()
@@ -190,7 +192,7 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	p.tel.record(ctx, &c)
 	if n := td.SpanCount(); n > 0 {
 		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.tel.downstreamFailed.Add(ctx, int64(n))
+			p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(n))
 			p.logger.Warn("The next consumer refused model-call spans released after their wait", zap.Int("spans", n), zap.Error(err))
 		}
 	}
