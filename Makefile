@@ -70,13 +70,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzServiceNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/servicemap
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
+	$(GO) test -run '^$$' -fuzz '^FuzzScanLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned
 # ocb, and each component's internal/metadata, generated_*_test.go, documentation.md and
 # README status block from its metadata.yaml with mdatagen, pinned in internal/tools/go.mod.
 # internal/distribution's tests check that both reproduce what is committed.
 MDATAGEN  := $(GO) -C $(CURDIR)/internal/tools tool mdatagen
-METADATA  := $(wildcard $(CURDIR)/processor/*/metadata.yaml $(CURDIR)/exporter/*/metadata.yaml $(CURDIR)/extension/*/metadata.yaml)
+METADATA  := $(wildcard $(CURDIR)/processor/*/metadata.yaml $(CURDIR)/exporter/*/metadata.yaml $(CURDIR)/extension/*/metadata.yaml $(CURDIR)/connector/*/metadata.yaml)
 generate:
 	$(GO) run $(OCB) --config builder-config.yaml --skip-compilation --skip-get-modules
 	for m in $(METADATA); do $(MDATAGEN) $$m || exit 1; done

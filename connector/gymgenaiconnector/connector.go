@@ -6,7 +6,6 @@ package gymgenaiconnector // import "github.com/otelcol-gym/otelcol-gym/connecto
 import (
 	"context"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
@@ -18,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 const scopeName = "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
@@ -50,7 +50,8 @@ type genAIConnector struct {
 	cfg    *Config
 	next   consumer.Metrics
 	logger *zap.Logger
-	ticker func(time.Duration) (<-chan time.Time, func())
+	tel    *telemetry
+	clock  timesource.Source
 
 	mu       sync.Mutex
 	start    pcommon.Timestamp
@@ -64,19 +65,18 @@ type genAIConnector struct {
 	stop, done chan struct{}
 }
 
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
-
-func newGenAIConnector(set connector.Settings, cfg *Config, next consumer.Metrics, ticker func(time.Duration) (<-chan time.Time, func())) *genAIConnector {
+func newGenAIConnector(set connector.Settings, cfg *Config, next consumer.Metrics, clock timesource.Source) (*genAIConnector, error) {
+	tel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	return &genAIConnector{
-		cfg: cfg, next: next, logger: set.Logger, ticker: ticker,
-		start:  pcommon.NewTimestampFromTime(time.Now()),
+		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clock,
+		start:  pcommon.NewTimestampFromTime(clock.Now()),
 		seen:   newDedup(cfg.DedupWindow),
 		tokens: newSeries[histogram](cfg.MaxSeries), duration: newSeries[histogram](cfg.MaxSeries),
 		ttft: newSeries[histogram](cfg.MaxSeries), errors: newSeries[int64](cfg.MaxSeries),
-	}
+	}, nil
 }
 
 func (c *genAIConnector) Capabilities() consumer.Capabilities {
@@ -85,7 +85,7 @@ func (c *genAIConnector) Capabilities() consumer.Capabilities {
 
 func (c *genAIConnector) Start(context.Context, component.Host) error {
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
-	tick, stop := c.ticker(c.cfg.MetricsFlushInterval)
+	tick, stop := c.clock.NewTicker(c.cfg.MetricsFlushInterval)
 	go func() {
 		defer close(c.done)
 		defer stop()
@@ -108,27 +108,30 @@ func (c *genAIConnector) Shutdown(ctx context.Context) error {
 		c.stop = nil
 	}
 	c.flush(ctx)
+	c.tel.Shutdown()
 	return nil
 }
 
-func (c *genAIConnector) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+func (c *genAIConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var n counts
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
 		run := str(rs.Resource().Attributes(), c.cfg.RunAttribute)
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
 			spans := rs.ScopeSpans().At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				c.observe(run, spans.At(k))
+				c.observe(run, spans.At(k), &n)
 			}
 		}
 	}
+	c.mu.Unlock()
+	c.tel.record(ctx, &n)
 	return nil
 }
 
 // observe records one span if it is a model call seen for the first time.
-func (c *genAIConnector) observe(run string, span ptrace.Span) {
+func (c *genAIConnector) observe(run string, span ptrace.Span, n *counts) {
 	attrs := span.Attributes()
 	op := str(attrs, attrOperation)
 	id := str(attrs, gymconv.ModelCallIDAttribute)
@@ -136,8 +139,11 @@ func (c *genAIConnector) observe(run string, span ptrace.Span) {
 		return
 	}
 	if id != "" && !c.seen.add(id) {
+		n.duplicates++
 		return
 	}
+	n.calls++
+	overflowed := false
 	if run == "" {
 		run = str(attrs, gymconv.SpanRunAttribute)
 	}
@@ -148,20 +154,28 @@ func (c *genAIConnector) observe(run string, span ptrace.Span) {
 		{string(conventions.GenAIUsageOutputTokensKey), tokenOutput},
 	} {
 		if v, ok := attrs.Get(t.key); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
-			c.tokens.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrTokenType, t.typ).
-				observe(tokenBounds, float64(v.Int()))
+			h := c.tokens.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrTokenType, t.typ)
+			h.observe(tokenBounds, float64(v.Int()))
+			overflowed = overflowed || c.tokens.isOverflow(h)
 		}
 	}
 	if end, start := span.EndTimestamp(), span.StartTimestamp(); end >= start && start != 0 {
-		c.duration.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType).
-			observe(durationBounds, float64(end-start)/1e9)
+		h := c.duration.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType)
+		h.observe(durationBounds, float64(end-start)/1e9)
+		overflowed = overflowed || c.duration.isOverflow(h)
 	}
 	if v, ok := attrs.Get(gymconv.ModelCallTTFTAttribute); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 {
-		c.ttft.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model).
-			observe(ttftBounds, v.Double()/1000)
+		h := c.ttft.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model)
+		h.observe(ttftBounds, v.Double()/1000)
+		overflowed = overflowed || c.ttft.isOverflow(h)
 	}
 	if errType != "" {
-		*c.errors.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType)++
+		e := c.errors.get(gymconv.RunAttribute, run, attrOperation, op, attrRequestModel, model, attrErrorType, errType)
+		*e++
+		overflowed = overflowed || c.errors.isOverflow(e)
+	}
+	if overflowed {
+		n.overflowed++
 	}
 }
 
@@ -172,9 +186,10 @@ func (c *genAIConnector) flush(ctx context.Context) {
 		c.mu.Unlock()
 		return
 	}
-	md := c.metricsLocked(pcommon.NewTimestampFromTime(time.Now()))
+	md := c.metricsLocked(pcommon.NewTimestampFromTime(c.clock.Now()))
 	c.mu.Unlock()
 	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
+		c.tel.ConnectorGymgenaiFlushFailures.Add(ctx, 1)
 		c.logger.Warn("The next consumer refused the GenAI metrics; the next flush sends them again (they are cumulative)", zap.Error(err))
 	}
 }

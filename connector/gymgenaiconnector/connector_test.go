@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +23,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector/internal/metadata"
+	"github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector/internal/metadatatest"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/expected_metrics.json")
@@ -29,16 +37,31 @@ var update = flag.Bool("update", false, "rewrite testdata/expected_metrics.json"
 // from their capture lines.
 const processorGolden = "../../processor/gymcaptureprocessor/testdata"
 
-func noTicks(time.Duration) (<-chan time.Time, func()) { return make(chan time.Time), func() {} }
+var componentType = metadata.Type
 
-func newTestConnector(t *testing.T) (*genAIConnector, *consumertest.MetricsSink) {
+// fixedClock stands still, and its ticker never fires: the tests flush by
+// shutting down.
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return time.Unix(1_788_000_000, 0) }
+
+func (fixedClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
+	return make(chan time.Time), func() {}
+}
+
+func newTestConnector(t *testing.T) (*genAIConnector, *consumertest.MetricsSink, *componenttest.Telemetry) {
 	t.Helper()
 	sink := new(consumertest.MetricsSink)
 	cfg := createDefaultConfig().(*Config)
 	require.NoError(t, cfg.Validate())
-	c := newGenAIConnector(connectortest.NewNopSettings(componentType), cfg, sink, noTicks)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := connectortest.NewNopSettings(componentType)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	c, err := newGenAIConnector(set, cfg, sink, fixedClock{})
+	require.NoError(t, err)
 	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	return c, sink
+	return c, sink, tel
 }
 
 func readTraces(t *testing.T, path string) ptrace.Traces {
@@ -87,9 +110,11 @@ func captureTokens(t *testing.T, cases []string) (in, out int64) {
 // token sums equal the captures'.
 func TestMetricsFromAnnotatedSpans(t *testing.T) {
 	cases := []string{"capture_before_span", "capture_after_span_within_wait", "capture_never", "same_model_two_calls", "retried_call", "hostile_capture"}
-	c, sink := newTestConnector(t)
+	c, sink, tel := newTestConnector(t)
+	annotated := int64(0)
 	for _, name := range cases {
 		td := readTraces(t, filepath.Join(processorGolden, name, "expected.json"))
+		annotated += countSpansWith(td, gymconv.ModelCallIDAttribute)
 		require.NoError(t, c.ConsumeTraces(context.Background(), td))
 		// A replay of the same spans counts nothing twice.
 		require.NoError(t, c.ConsumeTraces(context.Background(), td))
@@ -116,8 +141,25 @@ func TestMetricsFromAnnotatedSpans(t *testing.T) {
 	eachPoint(md, metricDuration, func(_ pcommon.Map, dp pmetric.HistogramDataPoint) { calls += dp.Count() })
 	// Lines joined: 1 + 1 + 2 + 2 + 2 (resp_5a and the hostile one).
 	assert.Equal(t, uint64(8), calls)
+	metadatatest.AssertEqualConnectorGymgenaiModelCalls(t, tel, []metricdata.DataPoint[int64]{{Value: 8}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGymgenaiDuplicateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2*annotated - 8}}, metricdatatest.IgnoreTimestamp())
 
 	compareGolden(t, md)
+}
+
+func countSpansWith(td ptrace.Traces, key string) int64 {
+	n := int64(0)
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		for j := 0; j < td.ResourceSpans().At(i).ScopeSpans().Len(); j++ {
+			spans := td.ResourceSpans().At(i).ScopeSpans().At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if _, ok := spans.At(k).Attributes().Get(key); ok {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 func eachPoint(md pmetric.Metrics, name string, f func(pcommon.Map, pmetric.HistogramDataPoint)) {
@@ -187,4 +229,34 @@ func TestDedupForgetsOldest(t *testing.T) {
 	assert.True(t, d.add("c")) // forgets a
 	assert.True(t, d.add("a"))
 	assert.False(t, d.add("c"))
+}
+
+// A call whose series is past max_series counts into the overflow series,
+// and is counted; a flush the next consumer refuses is counted.
+func TestOwnMetrics(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := connectortest.NewNopSettings(componentType)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxSeries = 1
+	c, err := newGenAIConnector(set, cfg, consumertest.NewErr(errors.New("refused")), fixedClock{})
+	require.NoError(t, err)
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i, model := range []string{"a", "b", "b"} {
+		s := spans.AppendEmpty()
+		s.SetStartTimestamp(1)
+		s.SetEndTimestamp(2)
+		s.Attributes().PutStr(attrOperation, "chat")
+		s.Attributes().PutStr(attrRequestModel, model)
+		s.Attributes().PutStr(gymconv.ModelCallIDAttribute, fmt.Sprintf("call-%d", min(i, 1)))
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	require.NoError(t, c.Shutdown(context.Background()))
+	metadatatest.AssertEqualConnectorGymgenaiModelCalls(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGymgenaiDuplicateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGymgenaiOverflowCalls(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGymgenaiFlushFailures(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 }

@@ -11,17 +11,17 @@ import (
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
 
+	"github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
-
-var componentType = component.MustNewType("gymgenai")
 
 // NewFactory returns the factory of the gymgenai connector.
 func NewFactory() connector.Factory {
 	return connector.NewFactory(
-		componentType,
+		metadata.Type,
 		createDefaultConfig,
-		connector.WithTracesToMetrics(createTracesToMetrics, component.StabilityLevelAlpha),
+		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
 	)
 }
 
@@ -35,5 +35,5 @@ func createDefaultConfig() component.Config {
 }
 
 func createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
-	return newGenAIConnector(set, cfg.(*Config), next, realTicker), nil
+	return newGenAIConnector(set, cfg.(*Config), next, timesource.Real{})
 }

@@ -95,6 +95,11 @@ func (s *series[V]) get(kv ...string) *V {
 	return &e.v
 }
 
+// isOverflow reports whether v is the overflow series.
+func (s *series[V]) isOverflow(v *V) bool {
+	return s.overflow != nil && v == &s.overflow.v
+}
+
 func (s *series[V]) each(f func(attrs pcommon.Map, v *V)) {
 	for _, k := range s.keys {
 		e := s.byKey[k]

@@ -4,9 +4,6 @@
 package modelcall
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -64,71 +61,64 @@ func (l *Line) ErrorType() string {
 	return ""
 }
 
-// rawLine is the part of a capture line that is read, decoded in one pass:
-// the bodies' other fields are skipped without being kept. A leaf of
-// another type than Gym writes is left unset (jsonStr, jsonNum); an object
-// or array of another type is skipped by encoding/json, which reports an
-// UnmarshalTypeError that ParseLine ignores.
+// rawLine is the part of a capture line that is read (scanLine): the
+// bodies' other fields are passed over without being kept. A leaf of
+// another type than Gym writes is left unset.
 type rawLine struct {
-	ModelCallID jsonStr `json:"model_call_id"`
-	Dialect     jsonStr `json:"dialect"`
-	ModelRef    struct {
-		Name jsonStr `json:"name"`
-	} `json:"model_ref"`
-	StartedAt     jsonNum `json:"started_at"`
-	CompletedAt   jsonNum `json:"completed_at"`
-	LatencyMS     jsonNum `json:"latency_ms"`
-	LatencyTTFTMS jsonNum `json:"latency_ttft_ms"`
-	StatusCode    jsonNum `json:"status_code"`
-	ErrorCategory jsonStr `json:"error_category"`
-	Request       struct {
-		Model jsonStr `json:"model"`
-	} `json:"request"`
-	Response struct {
-		ID                jsonStr `json:"id"`
-		Model             jsonStr `json:"model"`
-		Status            jsonStr `json:"status"`
-		StopReason        jsonStr `json:"stop_reason"`
-		IncompleteDetails struct {
-			Reason jsonStr `json:"reason"`
-		} `json:"incomplete_details"`
-		Choices []struct {
-			FinishReason jsonStr `json:"finish_reason"`
-		} `json:"choices"`
-		Usage struct {
-			InputTokens      jsonNum `json:"input_tokens"`
-			OutputTokens     jsonNum `json:"output_tokens"`
-			PromptTokens     jsonNum `json:"prompt_tokens"`
-			CompletionTokens jsonNum `json:"completion_tokens"`
-		} `json:"usage"`
-	} `json:"response"`
+	ModelCallID   jsonStr
+	Dialect       jsonStr
+	ModelRefName  jsonStr // model_ref.name
+	StartedAt     jsonNum
+	CompletedAt   jsonNum
+	LatencyMS     jsonNum
+	LatencyTTFTMS jsonNum
+	StatusCode    jsonNum
+	ErrorCategory jsonStr
+	RequestModel  jsonStr // request.model
+	Response      rawResponse
+}
+
+// rawResponse is what is read of a capture line's response.
+type rawResponse struct {
+	ID               jsonStr
+	Model            jsonStr
+	Status           jsonStr
+	StopReason       jsonStr
+	IncompleteReason jsonStr   // incomplete_details.reason
+	FinishReasons    []jsonStr // choices[].finish_reason, the non-empty strings, at most MaxFinishReasons
+	InputTokens      jsonNum   // usage.input_tokens
+	OutputTokens     jsonNum   // usage.output_tokens
+	PromptTokens     jsonNum   // usage.prompt_tokens
+	CompletionTokens jsonNum   // usage.completion_tokens
 }
 
 // ParseLine reads one capture line. A line that is not a JSON object is
 // refused; a field of another type than Gym writes is taken as absent.
 func ParseLine(line []byte) (Line, bool) {
 	var r rawLine
-	if err := json.Unmarshal(line, &r); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) || !isObject(line) {
-			return Line{}, false
-		}
+	if !scanLine(line, &r) {
+		return Line{}, false
 	}
+	return r.line(), true
+}
+
+// line is what r gives, bounded.
+func (r *rawLine) line() Line {
 	resp := &r.Response
 	l := Line{
 		ModelCallID:   text(r.ModelCallID),
 		Dialect:       text(r.Dialect),
-		Model:         text(r.ModelRef.Name),
+		Model:         text(r.ModelRefName),
 		Start:         unixSeconds(r.StartedAt),
 		End:           unixSeconds(r.CompletedAt),
 		LatencyMS:     finite(r.LatencyMS),
 		TTFTMS:        finite(r.LatencyTTFTMS),
 		ErrorCategory: text(r.ErrorCategory),
-		RequestModel:  text(r.Request.Model),
+		RequestModel:  text(r.RequestModel),
 		ResponseID:    text(resp.ID),
 		ResponseModel: text(resp.Model),
-		InputTokens:   tokens(resp.Usage.InputTokens, resp.Usage.PromptTokens),
-		OutputTokens:  tokens(resp.Usage.OutputTokens, resp.Usage.CompletionTokens),
+		InputTokens:   tokens(resp.InputTokens, resp.PromptTokens),
+		OutputTokens:  tokens(resp.OutputTokens, resp.CompletionTokens),
 	}
 	if c := finite(r.StatusCode); c != nil && *c >= 0 && *c < 1000 {
 		l.StatusCode = int(*c)
@@ -136,22 +126,15 @@ func ParseLine(line []byte) (Line, bool) {
 	// The finish reasons: the chat choices' finish_reason, else the messages
 	// dialect's stop_reason, else the responses dialect's incomplete reason
 	// or status.
-	for _, c := range resp.Choices {
-		if s := text(c.FinishReason); s != "" && len(l.FinishReasons) < MaxFinishReasons {
-			l.FinishReasons = append(l.FinishReasons, s)
-		}
+	for _, c := range resp.FinishReasons {
+		l.FinishReasons = append(l.FinishReasons, text(c))
 	}
-	for _, s := range []string{text(resp.StopReason), text(resp.IncompleteDetails.Reason), text(resp.Status)} {
+	for _, s := range []string{text(resp.StopReason), text(resp.IncompleteReason), text(resp.Status)} {
 		if len(l.FinishReasons) == 0 && s != "" {
 			l.FinishReasons = append(l.FinishReasons, s)
 		}
 	}
-	return l, true
-}
-
-func isObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{'
+	return l
 }
 
 // jsonStr is a JSON string leaf; any other JSON value leaves it unset.
@@ -160,32 +143,10 @@ type jsonStr struct {
 	ok bool
 }
 
-func (s *jsonStr) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) < 2 || b[0] != '"':
-	case bytes.IndexByte(b, '\\') < 0:
-		// No escape: the bytes between the quotes (invalid UTF-8 is
-		// replaced by Bound).
-		s.v, s.ok = string(b[1:len(b)-1]), true
-	default:
-		s.ok = json.Unmarshal(b, &s.v) == nil
-	}
-	return nil
-}
-
 // jsonNum is a JSON number leaf; any other JSON value leaves it unset.
 type jsonNum struct {
 	v  float64
 	ok bool
-}
-
-func (n *jsonNum) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
-		if f, err := strconv.ParseFloat(string(b), 64); err == nil {
-			n.v, n.ok = f, true
-		}
-	}
-	return nil
 }
 
 // text is s bounded; "" when absent.

@@ -21,11 +21,15 @@ var operationNames = map[string]string{
 	"completions": conventions.GenAIOperationNameTextCompletion.Value.AsString(),
 }
 
+// maxAnnotations is how many attributes annotate may add.
+const maxAnnotations = 11
+
 // annotate puts on a model-call span the attributes its capture line gives
 // (design §4.7), and nothing else: never a body, every string bounded
 // (modelcall.MaxString), an attribute whose value the line lacks is not set.
 // The values replace what the span had, so annotating twice changes nothing.
 func annotate(attrs pcommon.Map, l *modelcall.Line) {
+	attrs.EnsureCapacity(attrs.Len() + maxAnnotations)
 	putString := func(k, v string) {
 		if v != "" {
 			attrs.PutStr(k, v)

@@ -38,6 +38,11 @@ type Config struct {
 	// span of it reads its file again from the start). Default: 4096.
 	MaxRollouts int `mapstructure:"max_rollouts"`
 
+	// MaxOpenFiles bounds the capture files kept open between reads; past
+	// it the least recently read is closed (and opened again when read).
+	// Default: 256.
+	MaxOpenFiles int `mapstructure:"max_open_files"`
+
 	// MaxLinesPerRollout bounds the capture lines kept of one rollout; the
 	// lines after it are counted and not joined. Default: 1024.
 	MaxLinesPerRollout int `mapstructure:"max_lines_per_rollout"`
@@ -71,7 +76,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("service_attributes must not be empty"))
 	}
 	for name, v := range map[string]int{
-		"max_rollouts": c.MaxRollouts, "max_lines_per_rollout": c.MaxLinesPerRollout,
+		"max_rollouts": c.MaxRollouts, "max_open_files": c.MaxOpenFiles, "max_lines_per_rollout": c.MaxLinesPerRollout,
 		"max_line_bytes": c.MaxLineBytes, "max_waiting_spans": c.MaxWaitingSpans,
 	} {
 		if v <= 0 {

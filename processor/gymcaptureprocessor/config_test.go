@@ -34,10 +34,12 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 250*time.Millisecond, custom.CaptureWait)
 	assert.Equal(t, 8, custom.MaxRollouts)
+	assert.Equal(t, 4, custom.MaxOpenFiles)
 
 	_, err = load(component.NewIDWithName(componentType, "missing_dir"))
 	assert.ErrorContains(t, err, "capture_dir is required")
 	_, err = load(component.NewIDWithName(componentType, "bad"))
 	assert.ErrorContains(t, err, "capture_wait must not be negative")
 	assert.ErrorContains(t, err, "max_line_bytes must be positive")
+	assert.ErrorContains(t, err, "max_open_files must be positive")
 }

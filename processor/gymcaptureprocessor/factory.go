@@ -13,16 +13,15 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor/internal/metadata"
 )
-
-var componentType = component.MustNewType("gymcapture")
 
 // NewFactory returns the factory of the gymcapture processor.
 func NewFactory() processor.Factory {
 	return processor.NewFactory(
-		componentType,
+		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTraces, component.StabilityLevelAlpha),
+		processor.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 
@@ -33,6 +32,7 @@ func createDefaultConfig() component.Config {
 		RolloutAttribute:   gymconv.RolloutAttribute,
 		ServiceAttributes:  gymconv.DefaultServiceAttributes(),
 		MaxRollouts:        4096,
+		MaxOpenFiles:       256,
 		MaxLinesPerRollout: 1024,
 		MaxLineBytes:       16 << 20,
 		MaxWaitingSpans:    100_000,

@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor/internal/metadata"
 )
 
 // fakeClock is moved by the test; its ticker never fires (the test calls
@@ -70,6 +72,7 @@ func newHarness(t *testing.T, adjust func(*Config)) *harness {
 	p, err := newCaptureProcessor(set, cfg, h.sink, h.clock)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
 	h.p = p
 	return h
 }
@@ -157,6 +160,8 @@ func canonical(tds []ptrace.Traces) ptrace.Traces {
 }
 
 func processortestSettings() processor.Settings { return processortest.NewNopSettings(componentType) }
+
+var componentType = metadata.Type
 
 type nopTraces struct{}
 

@@ -5,25 +5,30 @@ package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/proces
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor/internal/metadata"
 )
 
-const scopeName = "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
-
-// Metric names (design §4.7). The README lists them.
+// Metric names, as metadata.yaml declares them (documentation.md lists
+// them); the tests read them.
 const (
-	metricSpansJoined      = "otelcol_processor_gymcapture_spans_joined"
-	metricSpansMissed      = "otelcol_processor_gymcapture_spans_missed"
-	metricCaptureLines     = "otelcol_processor_gymcapture_capture_lines"
-	metricCaptureErrors    = "otelcol_processor_gymcapture_capture_errors"
-	metricWaitingSpans     = "otelcol_processor_gymcapture_waiting_spans"
-	metricDownstreamFailed = "otelcol_processor_gymcapture_downstream_failed_spans"
+	metricSpansJoined   = "otelcol_processor_gymcapture_spans_joined"
+	metricSpansMissed   = "otelcol_processor_gymcapture_spans_missed"
+	metricCaptureLines  = "otelcol_processor_gymcapture_capture_lines"
+	metricCaptureErrors = "otelcol_processor_gymcapture_capture_errors"
+)
+
+// Attribute names of metadata.yaml.
+const (
+	metricAttrHow    = "how"
+	metricAttrReason = "reason"
+	metricAttrResult = "result"
 )
 
 // Why a model-call span left without its capture line.
@@ -66,43 +71,34 @@ func (c *counts) countJoined(how string) {
 	}
 }
 
+// telemetry records the processor's metrics, declared in metadata.yaml and
+// built by mdatagen.
 type telemetry struct {
-	joined, missed, lines, captureErrors, downstreamFailed metric.Int64Counter
-	waiting                                                metric.Int64Gauge
+	*metadata.TelemetryBuilder
 
+	// Attribute options built once, so recording allocates nothing.
 	byID, byTime []metric.AddOption
 	missedOpt    [numMissed][]metric.AddOption
 	lineOpt      [numLineResults][]metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(scopeName)
-	t := &telemetry{}
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
-		errs = append(errs, err)
-		return c
+	b, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, fmt.Errorf("gymcapture processor metrics: %w", err)
 	}
-	t.joined = counter(metricSpansJoined, "{spans}", "Model-call spans given their capture line's attributes, by how they were joined (how = response_id, time).")
-	t.missed = counter(metricSpansMissed, "{spans}", "Model-call spans that left without a capture line, by reason (wait, bound, shutdown, no_rollout, no_capture_file).")
-	t.lines = counter(metricCaptureLines, "{lines}", "Capture lines read, by result (kept, malformed, oversized, over_bound).")
-	t.captureErrors = counter(metricCaptureErrors, "{errors}", "Capture files that could not be read (not a regular file, a symlink, an I/O error).")
-	t.downstreamFailed = counter(metricDownstreamFailed, "{spans}", "Spans released after their wait that the next consumer refused.")
-	var err error
-	t.waiting, err = m.Int64Gauge(metricWaitingSpans, metric.WithDescription("Model-call spans waiting for their capture line."), metric.WithUnit("{spans}"))
-	errs = append(errs, err)
+	t := &telemetry{TelemetryBuilder: b}
 	opt := func(k, v string) []metric.AddOption {
 		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))}
 	}
-	t.byID, t.byTime = opt("how", "response_id"), opt("how", "time")
+	t.byID, t.byTime = opt(metricAttrHow, modelcall.ByResponseID), opt(metricAttrHow, modelcall.ByTime)
 	for i, s := range missedNames {
-		t.missedOpt[i] = opt("reason", s)
+		t.missedOpt[i] = opt(metricAttrReason, s)
 	}
 	for i, s := range lineNames {
-		t.lineOpt[i] = opt("result", s)
+		t.lineOpt[i] = opt(metricAttrResult, s)
 	}
-	return t, errors.Join(errs...)
+	return t, nil
 }
 
 func (t *telemetry) record(ctx context.Context, c *counts) {
@@ -111,14 +107,14 @@ func (t *telemetry) record(ctx context.Context, c *counts) {
 			m.Add(ctx, v, opts...)
 		}
 	}
-	add(t.joined, c.joinedByID, t.byID)
-	add(t.joined, c.joinedByTime, t.byTime)
+	add(t.ProcessorGymcaptureSpansJoined, c.joinedByID, t.byID)
+	add(t.ProcessorGymcaptureSpansJoined, c.joinedByTime, t.byTime)
 	for i, v := range c.missed {
-		add(t.missed, v, t.missedOpt[i])
+		add(t.ProcessorGymcaptureSpansMissed, v, t.missedOpt[i])
 	}
 	for i, v := range c.lines {
-		add(t.lines, v, t.lineOpt[i])
+		add(t.ProcessorGymcaptureCaptureLines, v, t.lineOpt[i])
 	}
-	add(t.captureErrors, c.captureErrors, nil)
-	t.waiting.Record(ctx, c.waiting)
+	add(t.ProcessorGymcaptureCaptureErrors, c.captureErrors, nil)
+	t.ProcessorGymcaptureWaitingSpans.Record(ctx, c.waiting)
 }

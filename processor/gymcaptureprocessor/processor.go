@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 // captureProcessor joins model-call spans to Gym's capture lines (design
@@ -37,19 +38,22 @@ type captureProcessor struct {
 	next   consumer.Traces
 	logger *zap.Logger
 	tel    *telemetry
-	clock  clock
+	clock  timesource.Source
 
 	mu       sync.Mutex
 	dirfd    int // the capture dir, -1 until it could be opened
 	rollouts map[string]*rolloutState
 	recent   *list.List // of *rolloutState, most recently used first
+	files    openFiles
 	queue    *list.List // of *waitingSpan, by deadline
 	services serviceTypes
 	buf      []byte
 	lastLog  time.Time
-	// round counts the calls (batches, polls): a rollout's file is looked
-	// at once per round however many of its spans the round has.
+	// round counts the calls (batches, polls): a rollout's file is read
+	// once per round however many of its spans the round has; now is the
+	// round's time.
 	round uint64
+	now   time.Time
 
 	stop, done chan struct{}
 }
@@ -57,7 +61,7 @@ type captureProcessor struct {
 // errorLogEvery rate-limits the log of capture files that cannot be read.
 const errorLogEvery = time.Minute
 
-func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*captureProcessor, error) {
+func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Traces, clk timesource.Source) (*captureProcessor, error) {
 	tel, err := newTelemetry(set.TelemetrySettings)
 	if err != nil {
 		return nil, fmt.Errorf("creating the gymcapture processor's metrics: %w", err)
@@ -65,6 +69,7 @@ func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	return &captureProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
 		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
+		files:    openFiles{lru: list.New(), max: cfg.MaxOpenFiles},
 		services: serviceTypes{}, buf: make([]byte, 256<<10),
 	}, nil
 }
@@ -90,8 +95,10 @@ func (p *captureProcessor) Shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	p.poll(ctx, true)
+	p.tel.Shutdown()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.files.closeAll()
 	if p.dirfd >= 0 {
 		_ = unix.Close(p.dirfd)
 		p.dirfd = -1
@@ -116,8 +123,7 @@ func (p *captureProcessor) run() {
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
 	p.mu.Lock()
-	p.round++
-	now := p.clock.Now()
+	now := p.newRound()
 	var out []joined
 	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
 		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
@@ -164,14 +170,13 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	var c counts
 	td := ptrace.NewTraces()
 	p.mu.Lock()
-	p.round++
-	now := p.clock.Now()
+	now := p.newRound()
 	var out []joined
 	seen := map[*rolloutState]bool{}
 	for e := p.queue.Front(); e != nil; e = e.Next() {
 		if r := e.Value.(*waitingSpan).rollout; !seen[r] {
 			seen[r] = true
-			p.read(r, &c)
+			p.read(r, true, &c)
 			out = r.join(out)
 		}
 	}
@@ -181,12 +186,13 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	} else {
 		p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
 	}
+	p.files.closeIdle(now.Add(-openFileIdle))
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
 	if n := td.SpanCount(); n > 0 {
 		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.tel.downstreamFailed.Add(ctx, int64(n))
+			p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(n))
 			p.logger.Warn("The next consumer refused model-call spans released after their wait", zap.Int("spans", n), zap.Error(err))
 		}
 	}
@@ -225,6 +231,7 @@ func (p *captureProcessor) rollout(id string) *rolloutState {
 	for e := p.recent.Back(); e != nil && p.recent.Len() > p.cfg.MaxRollouts; {
 		prev := e.Prev()
 		if old := e.Value.(*rolloutState); old.nWaiting == 0 {
+			p.files.close(old)
 			p.recent.Remove(e)
 			delete(p.rollouts, old.id)
 		}
@@ -234,11 +241,18 @@ func (p *captureProcessor) rollout(id string) *rolloutState {
 }
 
 // joinNow joins span, still in its batch, to its capture line, after
-// reading what the file got since the last read. The span is annotated in
-// place (no copy); waiting spans the new lines placed go to out.
+// reading what the file got since the last read; a span that finds no line
+// looks at the file's name again before it waits (the file may have been
+// replaced). The span is annotated in place (no copy); waiting spans the
+// new lines placed go to out.
 func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) bool {
-	p.read(r, c)
-	l, how := r.joinOne(kind, call(span), out)
+	p.read(r, false, c)
+	sc := call(span)
+	l, how := r.joinOne(kind, sc, out)
+	if l == nil && r.checkRound != p.round {
+		p.read(r, true, c)
+		l, how = r.joinOne(kind, sc, out)
+	}
 	if l == nil {
 		return false
 	}
@@ -264,16 +278,25 @@ func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.
 	r.nWaiting++
 }
 
-// read takes the lines Gym appended to r's capture file since the last read.
-func (p *captureProcessor) read(r *rolloutState, c *counts) {
-	if r.readRound == p.round || !p.openDir() {
+// newRound starts a call's round and returns its time.
+func (p *captureProcessor) newRound() time.Time {
+	p.round++
+	p.now = p.clock.Now()
+	return p.now
+}
+
+// read takes the lines Gym appended to r's capture file since the last read,
+// once a round, and once more when check asks for a look at the file's name
+// (a file not open is looked up by name anyway).
+func (p *captureProcessor) read(r *rolloutState, check bool, c *counts) {
+	if (r.readRound == p.round && (!check || r.checkRound == p.round)) || !p.openDir() {
 		return
 	}
 	r.readRound = p.round
-	if !r.tail.grown(p.dirfd, r.file) {
-		return
+	if check || !r.tail.isOpen {
+		r.checkRound = p.round
 	}
-	oversized, err := r.tail.read(p.dirfd, r.file, p.cfg.MaxLineBytes, p.buf, func(line []byte) {
+	oversized, err := r.tail.read(p.dirfd, r.file, check, p.cfg.MaxLineBytes, p.buf, func(line []byte) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return
 		}
@@ -287,6 +310,7 @@ func (p *captureProcessor) read(r *rolloutState, c *counts) {
 			c.lines[lineKept]++
 		}
 	})
+	p.files.used(r, p.now)
 	c.lines[lineOversized] += int64(oversized)
 	if err != nil {
 		c.captureErrors++

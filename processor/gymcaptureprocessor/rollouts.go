@@ -40,9 +40,14 @@ type rolloutState struct {
 	linesOf  int
 	waiting  [modelcall.Kinds][]*waitingSpan
 	nWaiting int
-	// readRound is the processor's round that last looked at the file.
-	readRound uint64
-	recent    *list.Element // in the processor's LRU of rollouts
+	// readRound is the processor's round that last read the file,
+	// checkRound the last that looked at its name.
+	readRound, checkRound uint64
+	recent                *list.Element // in the processor's LRU of rollouts
+	// opened is in the processor's LRU of open files while the file is
+	// open; lastRead is when it was last read.
+	opened   *list.Element
+	lastRead time.Time
 }
 
 // add keeps a line read from the file; past maxLines it is refused. The
