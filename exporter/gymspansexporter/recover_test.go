@@ -445,27 +445,34 @@ func TestCleanShutdownLeavesNoIndex(t *testing.T) {
 // its segments (by size) and removes the done ones: it stays bounded over a
 // long run instead of growing by every append.
 func TestIndexStaysBoundedWithoutDedup(t *testing.T) {
-	defer func(old int64) { maxSegmentBytes = old }(maxSegmentBytes)
-	maxSegmentBytes = 4 << 10
-	dir := t.TempDir()
-	e, _ := newTestExporter(t, recoveryConfig(dir, func(c *Config) { c.DedupWindowSpans = 0 }))
-	startExporter(t, e)
-	var peak int64
-	for i := range 200 {
-		require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
-		flushFiles(t, e)
-		segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
-		require.NoError(t, err)
-		var size int64
-		for _, s := range segs {
-			fi, err := os.Stat(s)
-			require.NoError(t, err)
-			size += fi.Size()
-		}
-		peak = max(peak, size)
+	for _, mode := range []string{combinedAll, combinedRest} {
+		t.Run(mode, func(t *testing.T) {
+			defer func(old int64) { maxSegmentBytes = old }(maxSegmentBytes)
+			maxSegmentBytes = 4 << 10
+			dir := t.TempDir()
+			e, _ := newTestExporter(t, recoveryConfig(dir, withMode(mode, func(c *Config) { c.DedupWindowSpans = 0 })))
+			startExporter(t, e)
+			var peak int64
+			for i := range 200 {
+				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
+				flushFiles(t, e)
+				segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+				require.NoError(t, err)
+				data, err := filepath.Glob(filepath.Join(dir, journalDir, "*.spans")) // combined_spans rest
+				require.NoError(t, err)
+				segs = append(segs, data...)
+				var size int64
+				for _, s := range segs {
+					fi, err := os.Stat(s)
+					require.NoError(t, err)
+					size += fi.Size()
+				}
+				peak = max(peak, size)
+			}
+			assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments (and data files) at their largest (200 pushes, %d B segments)", maxSegmentBytes)
+			require.NoError(t, e.shutdown(context.Background()))
+		})
 	}
-	assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments at their largest (200 pushes, %d B segments)", maxSegmentBytes)
-	require.NoError(t, e.shutdown(context.Background()))
 }
 
 // TestRecoveryWithinMaxOpenFiles: recovery reads the extents from a dozen
