@@ -174,15 +174,17 @@ func table(phase string, sums []*summary) string {
 }
 
 var pipelineLabel = map[string]string{
-	"A":  "(otlp→batch→file)",
-	"B":  "(otlp→groupbytrace→batch→file)",
-	"C":  "(otlp→memory_limiter→gym→gymspans console)",
-	"Cs": "(C with the gym journal in file_storage)",
-	"Cg": "(C with gymcapture, gymgenai, span_metrics)",
-	"Cj": "(C with gymcapture)",
-	"C'": "(…→gym→gymspans otlp_json, no combined)",
-	"D":  "(otlp→gym→otlp→sink)",
-	"G":  "(otlp→groupbyattrs→batch→file group_by)",
+	"A":   "(otlp→batch→file)",
+	"B":   "(otlp→groupbytrace→batch→file)",
+	"C":   "(otlp→memory_limiter→gym→gymspans console)",
+	"Cs":  "(C with the gym journal in file_storage)",
+	"Cr":  "(C with gymspans combined_spans: rest)",
+	"Csr": "(Cs with gymspans combined_spans: rest)",
+	"Cg":  "(C with gymcapture, gymgenai, span_metrics)",
+	"Cj":  "(C with gymcapture)",
+	"C'":  "(…→gym→gymspans otlp_json, no combined)",
+	"D":   "(otlp→gym→otlp→sink)",
+	"G":   "(otlp→groupbyattrs→batch→file group_by)",
 }
 
 // lossesReported says whether a pipeline's losses are what its stock
@@ -268,7 +270,7 @@ func costTargets(get func(phase, p string) *summary) string {
 		for _, t := range []struct {
 			p     string
 			bound float64
-		}{{"C", 1.3}, {"Cs", 1.5}} {
+		}{{"C", 1.3}, {"Cs", 1.5}, {"Cr", 1.3}, {"Csr", 1.5}} {
 			c := get(phase, t.p)
 			if c == nil {
 				continue

@@ -98,6 +98,10 @@ func outputFile(pipeline, name string) (string, bool) {
 		// The combined file and its rotated backups hold every span once; the
 		// per-rollout files repeat the spans of a rollout.
 		return fmtConsole, name == "spans.jsonl" || (strings.HasPrefix(name, "spans-") && strings.HasSuffix(name, ".jsonl"))
+	case "Cr", "Csr":
+		// combined_spans rest: the combined file holds the spans in no
+		// rollout file, the per-rollout files the others, each once.
+		return fmtConsole, name == "spans.jsonl" || strings.HasSuffix(name, ".spans.jsonl") || (strings.HasPrefix(name, "spans-") && strings.HasSuffix(name, ".jsonl"))
 	case "C'":
 		return fmtOTLP, strings.HasSuffix(name, ".spans.jsonl")
 	case "G":

@@ -74,16 +74,19 @@ type batch struct {
 	// Journal mode: the combined file's lines (length and CRC-32C), the
 	// rollouts of the ERROR spans (the writer counts them for
 	// rollouts.jsonl), and the combined append's result.
-	lines     []lineRef
-	errSpans  [][2]string
-	combined  *fileBatch
-	arena     []byte
-	lineStart int // the current span's encoding in arena
-	lineEnd   int
-	res       []byte
-	scope     []byte
-	clock     timeCache
-	wake      chan bool // groupCommit: false when written, true to become the writer
+	lines    []lineRef
+	errSpans [][2]string
+	combined *fileBatch
+	// journalErr: the group's journal record could not be written, or was
+	// cancelled (combined_spans rest): nothing of the batch was written.
+	journalErr error
+	arena      []byte
+	lineStart  int // the current span's encoding in arena
+	lineEnd    int
+	res        []byte
+	scope      []byte
+	clock      timeCache
+	wake       chan bool // groupCommit: false when written, true to become the writer
 }
 
 func (b *batch) reset() {
@@ -99,7 +102,7 @@ func (b *batch) reset() {
 	clear(b.errSpans)
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
 	b.keys, b.claims, b.lines, b.errSpans = b.keys[:0], b.claims[:0], b.lines[:0], b.errSpans[:0]
-	b.td, b.push, b.inFlight, b.combined = ptrace.Traces{}, 0, 0, nil
+	b.td, b.push, b.inFlight, b.combined, b.journalErr = ptrace.Traces{}, 0, 0, nil, nil
 	// Do not keep a huge arena alive between batches.
 	if cap(b.arena) > 16<<20 {
 		b.arena = nil
@@ -242,6 +245,7 @@ func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span,
 // those of done, which a retry of it already wrote.
 func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, retried bool, done []string, unkeyed *unkeyedSpans) {
 	run, rollout := e.keys.rolloutOf(resAttrs, span.Attributes())
+	var fb *fileBatch // the span's rollout file
 	if rollout == "" {
 		if m := e.keys.rolloutMark(resAttrs, span.Attributes()); m != "" {
 			unkeyed.spans, unkeyed.mark = unkeyed.spans+1, m
@@ -251,7 +255,7 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 		if !retried && span.Status().Code() == ptrace.StatusCodeError {
 			b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
 		}
-		fb := e.rolloutFile(b, run, rollout)
+		fb = e.rolloutFile(b, run, rollout)
 		if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
 			root := rootRef{idx: idx, run: run, rollout: rollout}
 			if fb != nil {
@@ -262,6 +266,9 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 		if fb != nil && !slices.Contains(done, fb.name) {
 			e.add(b, fb, idx, td)
 		}
+	}
+	if fb != nil && e.cfg.restOnly() {
+		return // in its rollout file only; the journal has it (journal_spans.go)
 	}
 	if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
 		if b.combined == nil {
@@ -282,7 +289,7 @@ func (e *spansExporter) finishOTLPBatch(b *batch, td ptrace.Traces) {
 	for _, fb := range b.files {
 		e.finishOTLP(b, fb, td)
 	}
-	if fb := b.combined; e.journal != nil && fb != nil {
+	if fb := b.combined; e.journal != nil && fb != nil && !e.cfg.restOnly() {
 		crc := uint32(0)
 		for _, sg := range fb.segs {
 			crc = crc32.Update(crc, castagnoli, b.arena[sg.start:sg.end])

@@ -336,3 +336,51 @@ func benchWriteFloor(b *testing.B, parts [][]byte, spans int, syncEvery time.Dur
 	b.ReportMetric(float64(b.N*spans)/elapsed.Seconds(), "spans/s")
 	b.ReportMetric(float64(b.N*spans)/cpu.Seconds(), "spans/cpu-s")
 }
+
+// BenchmarkExportCombinedSpans compares combined_spans all and rest on a
+// stream of distinct batches (BenchmarkExport pushes one batch again and
+// again, which the dedup window drops after the first): 64 batches of 100
+// rollouts of 20 spans in turn, with a dedup window smaller than the cycle,
+// so that every push is new.
+func BenchmarkExportCombinedSpans(b *testing.B) {
+	var tds []ptrace.Traces
+	for i := range 64 {
+		tds = append(tds, gymTraces(uint64(1000+i), 100, 20))
+	}
+	for _, mode := range []string{combinedAll, combinedRest} {
+		for _, callers := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s_%dcallers", mode, callers), func(b *testing.B) {
+				cfg := createDefaultConfig().(*Config)
+				cfg.CaptureDir = b.TempDir()
+				cfg.ServiceMap.Enabled = false
+				cfg.CombinedSpans = mode
+				cfg.DedupWindowSpans = 1 << 16
+				f := NewFactory()
+				exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+				require.NoError(b, err)
+				require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
+				defer func() { require.NoError(b, exp.Shutdown(context.Background())) }()
+				spans := tds[0].SpanCount()
+				cpu0 := cpuTime(b)
+				b.ResetTimer()
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+							if err := exp.ConsumeTraces(context.Background(), tds[n%int64(len(tds))]); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(float64(b.N*spans)/(cpuTime(b)-cpu0).Seconds(), "spans/cpu-s")
+			})
+		}
+	}
+}

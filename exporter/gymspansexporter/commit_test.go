@@ -227,7 +227,7 @@ func TestConcurrentPushes(t *testing.T) {
 	for _, format := range []string{formatConsole, formatOTLPJSON} {
 		t.Run(format, func(t *testing.T) {
 			// Four descriptors for the files (and three for the journal index).
-			e, _ := newTestExporter(t, func(c *Config) { c.Format = format; c.MaxOpenFiles = 4 + journalDescriptors })
+			e, _ := newTestExporter(t, func(c *Config) { c.Format = format; c.MaxOpenFiles = 4 + 3 })
 			startExporter(t, e)
 			want := map[string]map[string]int{}
 			var wg sync.WaitGroup

@@ -26,6 +26,12 @@ const (
 	rootsParentless = "parentless"
 )
 
+// Values of combined_spans: which spans the combined file holds.
+const (
+	combinedAll  = "all"
+	combinedRest = "rest"
+)
+
 // Output formats of the span files (design §5.2).
 const (
 	formatConsole  = "console"
@@ -46,6 +52,12 @@ type Config struct {
 	// CombinedFile receives every span, with or without a rollout. Empty turns
 	// it off. Default: "spans.jsonl".
 	CombinedFile string `mapstructure:"combined_file"`
+
+	// CombinedSpans chooses the spans of the combined file: "all" (every
+	// span; the combined file is the journal) or "rest" (only the spans that
+	// are in no rollout file, so each span is written once in human form;
+	// the journal is a compact one of the exporter's own, journal_spans.go).
+	CombinedSpans string `mapstructure:"combined_spans"`
 
 	// Rotation bounds the combined file.
 	Rotation RotationConfig `mapstructure:"rotation"`
@@ -204,6 +216,9 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q must be a plain file name inside capture_dir", key, name))
 		}
 	}
+	if cfg.CombinedSpans != combinedAll && cfg.CombinedSpans != combinedRest {
+		errs = append(errs, fmt.Errorf("combined_spans: %q is not one of %q, %q", cfg.CombinedSpans, combinedAll, combinedRest))
+	}
 	if cfg.CombinedFile != "" && cfg.CombinedFile == cfg.RolloutsFile {
 		errs = append(errs, fmt.Errorf("rollouts_file: %q is also the combined_file", cfg.RolloutsFile))
 	}
@@ -227,8 +242,8 @@ func (cfg *Config) Validate() error {
 	if cfg.DedupWindowSpans < 0 || cfg.DedupWindowSpans > 1<<26 {
 		errs = append(errs, fmt.Errorf("dedup_window_spans: must be between 0 and %d, got %d", 1<<26, cfg.DedupWindowSpans))
 	}
-	if cfg.CombinedFile != "" && cfg.MaxOpenFiles < 2+journalDescriptors {
-		errs = append(errs, fmt.Errorf("max_open_files: must be at least %d with the combined file (its journal index holds %d), got %d", 2+journalDescriptors, journalDescriptors, cfg.MaxOpenFiles))
+	if n := cfg.journalDescriptors(); cfg.CombinedFile != "" && cfg.MaxOpenFiles < 2+n {
+		errs = append(errs, fmt.Errorf("max_open_files: must be at least %d with the combined file (its journal index holds %d), got %d", 2+n, n, cfg.MaxOpenFiles))
 	}
 	if cfg.LockHold < 0 || cfg.LockHold > time.Second {
 		errs = append(errs, fmt.Errorf("lock_hold: must be between 0 and 1s, got %v", cfg.LockHold))
@@ -252,6 +267,22 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("sending_queue: only offered with a storage extension (set sending_queue.storage to a file_storage id); without one every batch is written before the export returns"))
 	}
 	return errors.Join(errs...)
+}
+
+// restOnly says whether the combined file holds only the spans that are in
+// no rollout file (combined_spans: rest, with the combined file on).
+func (cfg *Config) restOnly() bool {
+	return cfg.CombinedFile != "" && cfg.CombinedSpans == combinedRest
+}
+
+// journalDescriptors are the descriptors the journal index holds inside
+// the capture dir: its directory, its lock and its current segment, and
+// with combined_spans rest the current segment's span data.
+func (cfg *Config) journalDescriptors() int {
+	if cfg.restOnly() {
+		return 4
+	}
+	return 3
 }
 
 // validateTemplate accepts a file-name template with {rollout_id} and

@@ -139,7 +139,7 @@ func (w *dedupWindow) settle(push uint32, keys []dedupKey, claims []claim, writt
 		}
 		delete(w.inFlight, k)
 		if written(i) {
-			w.keys.Put(k, struct{}{})
+			w.keys.PutNew(k, struct{}{}) // claimed, so not in the window
 		}
 	}
 }

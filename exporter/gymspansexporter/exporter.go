@@ -62,7 +62,8 @@ type spansExporter struct {
 	// Journal mode (set at start when combined_file is on).
 	journal *journalIndex
 	pending *pendingStore
-	extent  []byte // the writer's scratch for extent records
+	extent  []byte    // the writer's scratch for extent records
+	blob    spansBlob // the writer's scratch for span data (combined_spans rest)
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
 	errs *bounded.Table[[2]string, int]
@@ -123,10 +124,6 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 	}, nil
 }
 
-// journalDescriptors are the descriptors the journal index holds inside
-// the capture dir: its directory, its lock and its current segment.
-const journalDescriptors = 3
-
 func (e *spansExporter) start(_ context.Context, host component.Host) error {
 	if err := ensureDir(e.cfg.CaptureDir, e.dirPerm); err != nil {
 		return fmt.Errorf("gymspans exporter: capture_dir: %w", err)
@@ -136,7 +133,7 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 	}
 	maxOpen := e.cfg.MaxOpenFiles
 	if e.cfg.CombinedFile != "" {
-		maxOpen -= journalDescriptors
+		maxOpen -= e.cfg.journalDescriptors()
 	}
 	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, maxOpen, e.metrics)
 	if err != nil {
@@ -154,7 +151,7 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 		if e.journal != nil {
 			_ = e.journal.close(true)
 			e.journal = nil
-			e.metrics.openFilesChanged(-journalDescriptors)
+			e.metrics.openFilesChanged(-e.cfg.journalDescriptors())
 		}
 		_ = store.close()
 		return fmt.Errorf("gymspans exporter: %w", err)
@@ -197,13 +194,13 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 	if err != nil {
 		return err
 	}
-	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.filePerm, e.cfg.DedupWindowSpans)
+	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.filePerm, e.cfg.DedupWindowSpans, e.cfg.restOnly())
 	if err != nil {
 		_ = unix.Close(dirFD)
 		return err
 	}
 	e.journal = j
-	e.metrics.openFilesChanged(journalDescriptors) // open_files counts the index's descriptors too
+	e.metrics.openFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
 	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
 	if err := e.recoverDead(store); err != nil {
 		return err
@@ -240,7 +237,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 		// With everything written the index is no longer needed; else it is
 		// left for the next start to complete.
 		errs = append(errs, e.journal.close(err == nil))
-		e.metrics.openFilesChanged(-journalDescriptors)
+		e.metrics.openFilesChanged(-e.cfg.journalDescriptors())
 		if err == nil && e.sm != nil {
 			e.sm.forget(e.journal.id)
 			errs = append(errs, e.sm.flush())
@@ -302,9 +299,12 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	if len(b.files) == 0 && len(b.roots) == 0 {
 		return e.finishBatch(b, td) // nothing to write (every span written before, or in flight)
 	}
-	if e.journal != nil {
+	switch {
+	case e.journal != nil && e.cfg.restOnly():
+		e.commits.commit(b, func(group []*batch) { e.writeRest(store, f, group) })
+	case e.journal != nil:
 		e.commits.commit(b, func(group []*batch) { e.writeJournal(store, f, group) })
-	} else {
+	default:
 		e.commits.commit(b, func(group []*batch) { e.writeThrough(store, group) })
 	}
 	return e.finishBatch(b, td)
@@ -321,26 +321,16 @@ func (e *spansExporter) writeThrough(store *fileStore, group []*batch) {
 	}, e.rotationOf)
 }
 
-// writeJournal is the group writer with the combined file: the group's
-// lines go to the combined file, recorded in the journal index under its
-// lock; once they are there, the rollout lines and the roots' rollouts.jsonl
-// lines go to the pending store and the spans to the service map.
+// writeJournal is the group writer with the combined file holding every
+// span: the group's lines go to the combined file, recorded in the journal
+// index under its lock; once they are there, the rollout lines and the
+// roots' rollouts.jsonl lines go to the pending store and the spans to the
+// service map.
 func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batch) {
-	var roots [][]byte
-	lines, keys := 0, 0
+	roots, keys := e.groupRoots(group)
+	lines := 0
 	for _, b := range group {
-		e.encodeRoots(b)
-		for _, r := range b.roots {
-			if r.line.end > r.line.start {
-				roots = append(roots, b.arena[r.line.start:r.line.end])
-			}
-		}
 		lines += len(b.lines)
-		for _, c := range b.claims {
-			if c == claimNew {
-				keys++
-			}
-		}
 	}
 	var seq uint64
 	before := func(ino uint64, off int64) error {
@@ -350,18 +340,7 @@ func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batc
 				p = appendLineRef(p, l)
 			}
 		}
-		p = appendCount(p, keys)
-		for _, b := range group {
-			for i, c := range b.claims {
-				if c == claimNew {
-					p = append(p, b.keys[i][:]...)
-				}
-			}
-		}
-		p = appendCount(p, len(roots))
-		for _, r := range roots {
-			p = appendBytes(p, r)
-		}
+		p = e.appendGroupTail(p, group, keys, roots)
 		e.extent = p
 		s, err := e.journal.addExtent(p, keys)
 		seq = s
@@ -370,9 +349,53 @@ func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batc
 	e.commits.write(group, func(fb *fileBatch) bool { return fb.kind == fileKindCombined }, func(name string, iovs [][]byte, size int, rot *rotation) error {
 		return store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true, before: before})
 	}, e.rotationOf)
+	e.queuePending(f, group, seq)
+}
+
+// groupRoots encodes the group's rollouts.jsonl lines and returns them, with
+// the number of dedup keys of the spans the group writes.
+func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
+	for _, b := range group {
+		e.encodeRoots(b)
+		for _, r := range b.roots {
+			if r.line.end > r.line.start {
+				roots = append(roots, b.arena[r.line.start:r.line.end])
+			}
+		}
+		for _, c := range b.claims {
+			if c == claimNew {
+				keys++
+			}
+		}
+	}
+	return roots, keys
+}
+
+// appendGroupTail appends what every journal record of a group ends with:
+// the dedup keys of the spans it writes, then its rollouts.jsonl lines.
+func (e *spansExporter) appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte {
+	p = appendCount(p, keys)
+	for _, b := range group {
+		for i, c := range b.claims {
+			if c == claimNew {
+				p = append(p, b.keys[i][:]...)
+			}
+		}
+	}
+	p = appendCount(p, len(roots))
+	for _, r := range roots {
+		p = appendBytes(p, r)
+	}
+	return p
+}
+
+// queuePending hands the rollout lines and rollouts.jsonl lines of the
+// group's batches that were written (journal record seq) to the pending
+// store, and their spans to the service map.
+func (e *spansExporter) queuePending(f *flusher, group []*batch, seq uint64) {
 	var ok []*batch
 	for _, b := range group {
-		if b.combined == nil || b.combined.err == nil {
+		if b.journalErr == nil && (b.combined == nil || b.combined.err == nil) {
 			ok = append(ok, b)
 		}
 	}

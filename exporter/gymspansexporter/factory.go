@@ -33,6 +33,7 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		PathTemplate:         "{rollout_id}.spans.jsonl",
 		CombinedFile:         "spans.jsonl",
+		CombinedSpans:        combinedAll,
 		Rotation:             RotationConfig{MaxMegabytes: 100, MaxBackups: 10},
 		RolloutsFile:         "rollouts.jsonl",
 		RolloutRoots:         rootsAuto,

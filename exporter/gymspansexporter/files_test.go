@@ -451,7 +451,7 @@ func TestFlushSyncfsAboveThreshold(t *testing.T) {
 	}{{syncfsThreshold / 2, 0}, {syncfsThreshold * 3, 1}} {
 		t.Run(fmt.Sprint(tc.rollouts), func(t *testing.T) {
 			e, tel := newTestExporter(t, func(c *Config) {
-				c.MaxOpenFiles = 4 + journalDescriptors // most rollout files are evicted while dirty
+				c.MaxOpenFiles = 4 + 3 // most rollout files are evicted while dirty
 				c.FlushInterval = time.Hour
 			})
 			startExporter(t, e)

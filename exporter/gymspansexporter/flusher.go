@@ -143,6 +143,10 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 				// written through; its spans are in the combined file.
 				e.metrics.reject(rejectUnsafeFile, pf.spans)
 				e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(err))
+				if e.cfg.restOnly() && !f.toCombined(pf) { // as the group writer: it alone appends the combined file
+					p.putBack(pf) // retried by the next flush
+					continue
+				}
 			default:
 				e.metrics.writeFailed(fileKindRollout)
 				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.name), zap.Error(err))
@@ -187,4 +191,24 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 		}
 	}
 	p.written(written)
+}
+
+// toCombined appends a pending rollout file's lines to the combined file
+// instead (combined_spans rest: its rollout file may not be written, and
+// the combined file did not take them) and reports whether it did.
+func (f *flusher) toCombined(pf *pendingFile) bool {
+	e := f.e
+	var err error
+	if !e.commits.whenIdle(func() {
+		err = f.store.appendLines(e.cfg.CombinedFile, pf.parts, pf.bytes, appendOpts{kind: fileKindCombined, rot: e.rot})
+	}) {
+		return false // a push is writing: the next flush tries again
+	}
+	if err != nil {
+		e.metrics.writeFailed(fileKindCombined)
+		e.logs.warn("combined_write", "appending a rollout's lines to the combined file failed; they stay pending for the next flush", zap.Error(err))
+		return false
+	}
+	e.metrics.written(fileKindCombined, pf.lines, pf.bytes)
+	return true
 }

@@ -70,6 +70,8 @@ const (
 	recExtent = 'E'
 	recDone   = 'D'
 	recKeys   = 'K'
+	recSpans  = 'P' // combined_spans rest: a group's spans in the segment's data file (journal_spans.go)
+	recCancel = 'X' // combined_spans rest: the group of this sequence number was not written
 )
 
 // maxRecordBytes bounds a record (a group of a few thousand spans is well
@@ -110,6 +112,11 @@ type journalIndex struct {
 
 	windowKeys int // the newer segments must hold these many keys before an older one goes
 	rotateKeys int // a segment holding these many keys is followed by a new one
+
+	// withData: each segment has a data file of span payloads beside it
+	// (combined_spans rest, journal_spans.go); data is the current one's.
+	withData bool
+	data     dataFile
 }
 
 // indexSegment is one segment file.
@@ -119,6 +126,9 @@ type indexSegment struct {
 	off    int64
 	maxSeq uint64 // of its extents; 0 with none
 	keys   int
+	// data: its data file exists (combined_spans rest); removed once every
+	// extent in it is done and in the service map, before the segment.
+	data bool
 }
 
 // journalConfig is what an index's lines depend on besides the journal:
@@ -140,7 +150,7 @@ func openJournalDir(captureFD int, perm uint32) (int, error) {
 }
 
 // newJournalIndex creates and locks a fresh index in dirFD.
-func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int) (*journalIndex, error) {
+func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int, withData bool) (*journalIndex, error) {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	id := hex.EncodeToString(raw[:])
@@ -163,9 +173,9 @@ func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int)
 	}
 	j := &journalIndex{
 		dirFD: dirFD, id: id, fingerprint: fingerprint, filePerm: filePerm, lockFD: fd,
-		nextSeq: 1, windowKeys: window, rotateKeys: max(window/4, 4096),
+		nextSeq: 1, windowKeys: window, rotateKeys: max(window/4, 4096), withData: withData,
 	}
-	j.seg.fd = -1
+	j.seg.fd, j.data.fd = -1, -1
 	if err := j.startSegmentLocked(0); err != nil {
 		_ = j.close(true)
 		return nil, err
@@ -194,7 +204,25 @@ func (j *journalIndex) startSegmentLocked(n uint64) error {
 		_ = unix.Unlinkat(j.dirFD, name, 0)
 		return err
 	}
+	if j.withData {
+		// After the segment: a data file is never without the segment
+		// that names its extents.
+		d, err := j.createData(n)
+		if err != nil {
+			_ = unix.Close(fd)
+			_ = unix.Unlinkat(j.dirFD, name, 0)
+			return err
+		}
+		seg.data = true
+		if j.data.fd >= 0 {
+			_ = unix.Close(j.data.fd) // never written again
+		}
+		j.data = d
+	}
 	if j.seg.fd >= 0 {
+		// Never written again: only its name is kept, for its removal.
+		_ = unix.Close(j.seg.fd)
+		j.seg.fd = -1
 		j.older = append(j.older, j.seg)
 	}
 	j.seg = seg
@@ -345,7 +373,7 @@ func (j *journalIndex) maintain(serviceMap uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var err error
-	if j.seg.keys >= j.rotateKeys || j.seg.off >= maxSegmentBytes {
+	if j.seg.keys >= j.rotateKeys || j.seg.off >= maxSegmentBytes || j.data.off >= maxSegmentBytes {
 		err = j.startSegmentLocked(j.seg.n + 1) // on failure the current one goes on
 	}
 	newer := j.seg.keys
@@ -355,8 +383,13 @@ func (j *journalIndex) maintain(serviceMap uint64) error {
 	keep := j.older[:0]
 	for i, s := range j.older {
 		newer -= s.keys
-		if len(keep) == 0 && s.maxSeq < j.done && s.maxSeq < serviceMap && newer >= j.windowKeys {
-			_ = unix.Close(s.fd)
+		settled := s.maxSeq < j.done && s.maxSeq < serviceMap
+		if settled && s.data {
+			// Its spans are in their files: only its keys may still be needed.
+			_ = unix.Unlinkat(j.dirFD, dataName(j.id, s.n), 0)
+			j.older[i].data = false
+		}
+		if len(keep) == 0 && settled && newer >= j.windowKeys {
 			_ = unix.Unlinkat(j.dirFD, segmentName(j.id, s.n), 0)
 			continue
 		}
@@ -374,18 +407,29 @@ func (j *journalIndex) close(remove bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var errs []error
-	for _, s := range append(j.older, j.seg) {
-		if s.fd < 0 {
-			continue
-		}
+	segs := j.older
+	if j.seg.fd >= 0 {
+		segs = append(segs, j.seg)
+	}
+	for _, s := range segs {
 		if remove {
+			if s.data {
+				if err := unix.Unlinkat(j.dirFD, dataName(j.id, s.n), 0); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			if err := unix.Unlinkat(j.dirFD, segmentName(j.id, s.n), 0); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		_ = unix.Close(s.fd)
+		if s.fd >= 0 {
+			_ = unix.Close(s.fd)
+		}
 	}
-	j.older, j.seg.fd = nil, -1
+	if j.data.fd >= 0 {
+		_ = unix.Close(j.data.fd)
+	}
+	j.older, j.seg.fd, j.data.fd = nil, -1, -1
 	if remove && len(errs) == 0 {
 		_ = unix.Unlinkat(j.dirFD, j.id+".lock", 0)
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,12 @@ type extent struct {
 	lines []lineRef
 	keys  []dedupKey // the keys of the lines' spans, in line order
 	roots [][]byte
+	// A P record's (combined_spans rest): its spans are the blob of
+	// blobLen bytes at off in data file dataN, not lines of the combined file.
+	spans   bool
+	dataN   uint64
+	blobLen int64
+	blobCRC uint32
 }
 
 // findDeadIndexes returns the indexes in the journal dir whose lock can be
@@ -168,6 +175,20 @@ func (d *deadIndex) parse(data []byte, first bool) bool {
 				return false
 			}
 			d.extents = append(d.extents, x)
+		case recSpans:
+			x := extent{spans: true, seq: r.u64(), dataN: r.u64(), off: int64(r.u64()), blobLen: int64(r.u64()), blobCRC: r.u32()}
+			x.keys = r.keys(nil)
+			nr := r.u32()
+			for i := uint32(0); i < nr && r.ok(); i++ {
+				x.roots = append(x.roots, r.bytes())
+			}
+			if !r.ok() || x.off < 0 || x.blobLen < 0 {
+				return false
+			}
+			d.extents = append(d.extents, x)
+		case recCancel:
+			seq := r.u64()
+			d.extents = slices.DeleteFunc(d.extents, func(x extent) bool { return x.seq == seq })
 		case recDone:
 			d.done = max(d.done, r.u64())
 		case recKeys:
@@ -186,8 +207,10 @@ func (d *deadIndex) parse(data []byte, first bool) bool {
 func (d *deadIndex) remove(dirFD int) error {
 	var errs []error
 	for _, n := range d.segments {
-		if err := unix.Unlinkat(dirFD, segmentName(d.id, n), 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, err)
+		for _, name := range []string{dataName(d.id, n), segmentName(d.id, n)} {
+			if err := unix.Unlinkat(dirFD, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(errs) == 0 {

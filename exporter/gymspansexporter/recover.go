@@ -68,12 +68,15 @@ type recovered struct {
 	lines   int               // verified
 	missing int               // lines of extents whose journal file is gone
 	lastSeq uint64
+	// data reads a P extent's blob from the dead index's data files
+	// (recover_spans.go).
+	data *dataReader
 }
 
 type recoveredFile struct {
 	lines [][]byte        // console: the journal lines
-	keys  []dedupKey      // of lines (console) or spans (OTLP)
-	spans []recoveredSpan // OTLP: the spans, encoded once the tail is read
+	keys  []dedupKey      // of lines (console) or spans (OTLP, P extents)
+	spans []recoveredSpan // OTLP and P extents: the spans, encoded once the tail is read
 	size  int
 }
 
@@ -111,8 +114,12 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 		return err
 	}
 	journals := &journalReader{store: store, names: names}
-	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys}
+	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys, data: &dataReader{dirFD: e.journal.dirFD, id: d.id}}
 	for _, x := range d.extents {
+		if x.spans {
+			e.readSpansExtent(rc, x, d.done, smFrom)
+			continue
+		}
 		if err := e.readExtent(rc, journals, x, d.done, smFrom); err != nil {
 			journals.close()
 			return err
@@ -275,7 +282,7 @@ func (e *spansExporter) readExtent(rc *recovered, journals *journalReader, x ext
 			e.logs.warn("recover_decode", "a line of the combined file could not be read back", zap.Error(err))
 			continue
 		}
-		e.takeLine(rc, x, line, td, done, smFrom)
+		e.takeLine(rc, x, line, td, nil, done, smFrom)
 	}
 	return nil
 }
@@ -285,9 +292,12 @@ func crcMatches(line []byte, crc uint32) bool {
 }
 
 // takeLine routes one recovered line's spans to their rollout files and the
-// service map, and keeps the extent's roots whose span it holds.
-func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, done, smFrom uint64) {
+// service map, and keeps the extent's roots whose span it holds. With line
+// nil (a P extent's batch) the spans are re-encoded, and only those wrote
+// says (by their order in td) are taken.
+func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, wrote []bool, done, smFrom uint64) {
 	var ids map[string]bool
+	at := -1
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -296,6 +306,9 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
+				if at++; wrote != nil && !wrote[at] {
+					continue
+				}
 				key := dedupKeyOf(span)
 				if rc.seen[key] {
 					continue
@@ -328,7 +341,7 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 					rc.order = append(rc.order, name)
 				}
 				rf.keys = append(rf.keys, key)
-				if e.otlp {
+				if e.otlp || line == nil {
 					rf.spans = append(rf.spans, recoveredSpan{rs, ss, span})
 				} else {
 					rf.lines = append(rf.lines, line)
@@ -376,7 +389,7 @@ func (e *spansExporter) completeFiles(store *fileStore, rc *recovered) error {
 func (e *spansExporter) completeFile(store *fileStore, name string, rf *recoveredFile) (int, error) {
 	written := 0
 	size := rf.size
-	if e.otlp {
+	if len(rf.spans) > 0 {
 		size = 2048 * len(rf.spans) // an estimate of the bytes, for the tail read
 	}
 	prepare := func(fd int, fileSize int64) ([][]byte, int, error) {
@@ -389,7 +402,7 @@ func (e *spansExporter) completeFile(store *fileStore, name string, rf *recovere
 		if err != nil {
 			return nil, 0, err
 		}
-		if !e.otlp {
+		if len(rf.spans) == 0 {
 			var out [][]byte
 			n := 0
 			for i, l := range rf.lines {

@@ -12,6 +12,7 @@ package gymspansexporter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,10 +126,13 @@ func withCalls(td ptrace.Traces, seed int) ptrace.Traces {
 // each call once, whether the crash came before any service-map flush or
 // after one. A retry of the last batch after the restart is dropped.
 func TestRecoveryAfterCrash(t *testing.T) {
-	for _, format := range []string{formatConsole, formatOTLPJSON} {
-		t.Run(format, func(t *testing.T) {
+	for _, tc := range []struct{ format, mode string }{
+		{formatConsole, combinedAll}, {formatOTLPJSON, combinedAll}, {formatConsole, combinedRest}, {formatOTLPJSON, combinedRest},
+	} {
+		format, mode := tc.format, tc.mode
+		t.Run(format+"/"+mode, func(t *testing.T) {
 			dir := t.TempDir()
-			mut := recoveryConfig(dir, func(c *Config) { c.Format = format })
+			mut := recoveryConfig(dir, func(c *Config) { c.Format, c.CombinedSpans = format, mode })
 			a, tel := newTestExporter(t, mut)
 			startExporter(t, a)
 			first, second := withCalls(gymTraces(1, 3, 4), 1), withCalls(gymTraces(2, 3, 4), 2)
@@ -150,14 +154,20 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			want["run-2 nemo-gym/simple_agent -> nemo-gym/policy_model"] = 3
 			assert.Equal(t, want, serviceMapCalls(t, dir), "every call once")
 			if format == formatConsole {
-				assertExactlyOnce(t, dir, merged(first, second))
+				assertExactlyOnce(t, dir, forMode(mode, merged(first, second)))
 			} else {
-				for f, ids := range merged(first, second) {
+				for f, ids := range forMode(mode, merged(first, second)) {
 					if f == "rollouts.jsonl" {
 						assert.Equal(t, ids, spanIDsIn(t, filepath.Join(dir, f)), f)
 						continue
 					}
+					if _, err := os.Stat(filepath.Join(dir, f)); len(ids) == 0 && errors.Is(err, os.ErrNotExist) {
+						continue // rest: no span in no rollout, no combined file
+					}
 					assert.Equal(t, ids, otlpSpanIDsIn(t, filepath.Join(dir, f)), f)
+					if mode == combinedRest {
+						continue
+					}
 					// Completed lines keep the resource and scope the span came in.
 					combined := otlpPlacesIn(t, filepath.Join(dir, "spans.jsonl"))
 					for id, place := range otlpPlacesIn(t, filepath.Join(dir, f)) {
@@ -189,21 +199,25 @@ func assertNoIndexLeft(t *testing.T, dir string) {
 // TestRecoveryAfterFlushBeforeDone: the crash came after a flush wrote the
 // rollout files, before its done record: completing adds nothing twice.
 func TestRecoveryAfterFlushBeforeDone(t *testing.T) {
-	dir := t.TempDir()
-	mut := recoveryConfig(dir, nil)
-	a, _ := newTestExporter(t, mut)
-	startExporter(t, a)
-	td := gymTraces(3, 4, 5)
-	require.NoError(t, a.pushTraces(context.Background(), td))
-	writePendingNow(t, a) // in the files; no done record
-	crash(t, a)
-	assertExactlyOnce(t, dir, expectedFiles(td))
+	for _, mode := range []string{combinedAll, combinedRest} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			mut := recoveryConfig(dir, withMode(mode, nil))
+			a, _ := newTestExporter(t, mut)
+			startExporter(t, a)
+			td := gymTraces(3, 4, 5)
+			require.NoError(t, a.pushTraces(context.Background(), td))
+			writePendingNow(t, a) // in the files; no done record
+			crash(t, a)
+			assertExactlyOnce(t, dir, forMode(mode, expectedFiles(td)))
 
-	b, tel := newTestExporter(t, mut)
-	startExporter(t, b)
-	require.NoError(t, b.shutdown(context.Background()))
-	assertExactlyOnce(t, dir, expectedFiles(td))
-	assert.Zero(t, sum(metricByAttr(t, tel, metricRecovered, "file")), "nothing was missing")
+			b, tel := newTestExporter(t, mut)
+			startExporter(t, b)
+			require.NoError(t, b.shutdown(context.Background()))
+			assertExactlyOnce(t, dir, forMode(mode, expectedFiles(td)))
+			assert.Zero(t, sum(metricByAttr(t, tel, metricRecovered, "file")), "nothing was missing")
+		})
+	}
 }
 
 // TestRecoveryOfTornJournal: the collector died in the middle of writing a
@@ -302,55 +316,63 @@ func TestRecoveryAcrossRotation(t *testing.T) {
 // start completes only the dead one's lines; the living one's are its own
 // to write.
 func TestRecoveryWithSharedDir(t *testing.T) {
-	dir := t.TempDir()
-	mut := recoveryConfig(dir, shared)
-	a, _ := newTestExporter(t, mut)
-	startExporter(t, a)
-	b, _ := newTestExporter(t, mut)
-	startExporter(t, b)
-	var sent []ptrace.Traces
-	for i := range 4 {
-		ta, tb := gymTraces(uint64(20+i), 3, 4), gymTraces(uint64(30+i), 3, 4) // the same rollouts 0-0..0-2
-		sent = append(sent, ta, tb)
-		require.NoError(t, a.pushTraces(context.Background(), ta))
-		require.NoError(t, b.pushTraces(context.Background(), tb))
+	for _, mode := range []string{combinedAll, combinedRest} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			mut := recoveryConfig(dir, withMode(mode, shared))
+			a, _ := newTestExporter(t, mut)
+			startExporter(t, a)
+			b, _ := newTestExporter(t, mut)
+			startExporter(t, b)
+			var sent []ptrace.Traces
+			for i := range 4 {
+				ta, tb := gymTraces(uint64(20+i), 3, 4), gymTraces(uint64(30+i), 3, 4) // the same rollouts 0-0..0-2
+				sent = append(sent, ta, tb)
+				require.NoError(t, a.pushTraces(context.Background(), ta))
+				require.NoError(t, b.pushTraces(context.Background(), tb))
+			}
+			crash(t, a)
+			c, _ := newTestExporter(t, mut)
+			startExporter(t, c)
+			for i := range 2 {
+				tb := gymTraces(uint64(40+i), 3, 4)
+				sent = append(sent, tb)
+				require.NoError(t, b.pushTraces(context.Background(), tb))
+			}
+			require.NoError(t, c.shutdown(context.Background()))
+			require.NoError(t, b.shutdown(context.Background()))
+			assertExactlyOnce(t, dir, forMode(mode, merged(sent...)))
+			assertNoIndexLeft(t, dir)
+		})
 	}
-	crash(t, a)
-	c, _ := newTestExporter(t, mut)
-	startExporter(t, c)
-	for i := range 2 {
-		tb := gymTraces(uint64(40+i), 3, 4)
-		sent = append(sent, tb)
-		require.NoError(t, b.pushTraces(context.Background(), tb))
-	}
-	require.NoError(t, c.shutdown(context.Background()))
-	require.NoError(t, b.shutdown(context.Background()))
-	assertExactlyOnce(t, dir, merged(sent...))
-	assertNoIndexLeft(t, dir)
 }
 
 // TestRecoveryTwice: a crash during the run that follows a recovery: the
 // keys the first recovery read are still known (a retry after the second
 // restart is dropped), and every file is complete once.
 func TestRecoveryTwice(t *testing.T) {
-	dir := t.TempDir()
-	mut := recoveryConfig(dir, nil)
-	a, _ := newTestExporter(t, mut)
-	startExporter(t, a)
-	first := gymTraces(50, 3, 4)
-	require.NoError(t, a.pushTraces(context.Background(), first))
-	crash(t, a)
-	b, _ := newTestExporter(t, mut)
-	startExporter(t, b)
-	second := gymTraces(51, 3, 4)
-	require.NoError(t, b.pushTraces(context.Background(), second))
-	crash(t, b)
-	c, tel := newTestExporter(t, mut)
-	startExporter(t, c)
-	require.NoError(t, c.pushTraces(context.Background(), first)) // a late retry of the first batch
-	assert.Equal(t, int64(first.SpanCount()), sum(metricByAttr(t, tel, metricDuplicates, "")))
-	require.NoError(t, c.shutdown(context.Background()))
-	assertExactlyOnce(t, dir, merged(first, second))
+	for _, mode := range []string{combinedAll, combinedRest} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			mut := recoveryConfig(dir, withMode(mode, nil))
+			a, _ := newTestExporter(t, mut)
+			startExporter(t, a)
+			first := gymTraces(50, 3, 4)
+			require.NoError(t, a.pushTraces(context.Background(), first))
+			crash(t, a)
+			b, _ := newTestExporter(t, mut)
+			startExporter(t, b)
+			second := gymTraces(51, 3, 4)
+			require.NoError(t, b.pushTraces(context.Background(), second))
+			crash(t, b)
+			c, tel := newTestExporter(t, mut)
+			startExporter(t, c)
+			require.NoError(t, c.pushTraces(context.Background(), first)) // a late retry of the first batch
+			assert.Equal(t, int64(first.SpanCount()), sum(metricByAttr(t, tel, metricDuplicates, "")))
+			require.NoError(t, c.shutdown(context.Background()))
+			assertExactlyOnce(t, dir, forMode(mode, merged(first, second)))
+		})
+	}
 }
 
 // TestCorruptIndexIsCompletedUpToTheDamage: a journal index whose last
@@ -423,27 +445,34 @@ func TestCleanShutdownLeavesNoIndex(t *testing.T) {
 // its segments (by size) and removes the done ones: it stays bounded over a
 // long run instead of growing by every append.
 func TestIndexStaysBoundedWithoutDedup(t *testing.T) {
-	defer func(old int64) { maxSegmentBytes = old }(maxSegmentBytes)
-	maxSegmentBytes = 4 << 10
-	dir := t.TempDir()
-	e, _ := newTestExporter(t, recoveryConfig(dir, func(c *Config) { c.DedupWindowSpans = 0 }))
-	startExporter(t, e)
-	var peak int64
-	for i := range 200 {
-		require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
-		flushFiles(t, e)
-		segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
-		require.NoError(t, err)
-		var size int64
-		for _, s := range segs {
-			fi, err := os.Stat(s)
-			require.NoError(t, err)
-			size += fi.Size()
-		}
-		peak = max(peak, size)
+	for _, mode := range []string{combinedAll, combinedRest} {
+		t.Run(mode, func(t *testing.T) {
+			defer func(old int64) { maxSegmentBytes = old }(maxSegmentBytes)
+			maxSegmentBytes = 4 << 10
+			dir := t.TempDir()
+			e, _ := newTestExporter(t, recoveryConfig(dir, withMode(mode, func(c *Config) { c.DedupWindowSpans = 0 })))
+			startExporter(t, e)
+			var peak int64
+			for i := range 200 {
+				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
+				flushFiles(t, e)
+				segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+				require.NoError(t, err)
+				data, err := filepath.Glob(filepath.Join(dir, journalDir, "*.spans")) // combined_spans rest
+				require.NoError(t, err)
+				segs = append(segs, data...)
+				var size int64
+				for _, s := range segs {
+					fi, err := os.Stat(s)
+					require.NoError(t, err)
+					size += fi.Size()
+				}
+				peak = max(peak, size)
+			}
+			assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments (and data files) at their largest (200 pushes, %d B segments)", maxSegmentBytes)
+			require.NoError(t, e.shutdown(context.Background()))
+		})
 	}
-	assert.Less(t, peak, 4*maxSegmentBytes, "the index's segments at their largest (200 pushes, %d B segments)", maxSegmentBytes)
-	require.NoError(t, e.shutdown(context.Background()))
 }
 
 // TestRecoveryWithinMaxOpenFiles: recovery reads the extents from a dozen
@@ -487,4 +516,36 @@ func TestRecoveryWithinMaxOpenFiles(t *testing.T) {
 	delete(want, "spans.jsonl")
 	assertExactlyOnce(t, dir, want)
 	assert.Equal(t, combined, combinedIDs(t, dir))
+}
+
+// withMode sets combined_spans, then mutate.
+func withMode(mode string, mutate func(*Config)) func(*Config) {
+	return func(c *Config) {
+		c.CombinedSpans = mode
+		if mutate != nil {
+			mutate(c)
+		}
+	}
+}
+
+// forMode is want with combined_spans mode: with rest, the combined file
+// holds only the spans that are in no rollout file.
+func forMode(mode string, want map[string]map[string]int) map[string]map[string]int {
+	if mode != combinedRest {
+		return want
+	}
+	rest := map[string]int{}
+	for id, n := range want["spans.jsonl"] {
+		inRollout := false
+		for f, ids := range want {
+			if f != "spans.jsonl" && f != "rollouts.jsonl" && ids[id] > 0 {
+				inRollout = true
+			}
+		}
+		if !inRollout {
+			rest[id] = n
+		}
+	}
+	want["spans.jsonl"] = rest
+	return want
 }

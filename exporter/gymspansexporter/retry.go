@@ -67,8 +67,13 @@ func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
 			errs = append(errs, fb.err)
 		}
 	}
-	if e.journal != nil && b.combined != nil && b.combined.err != nil {
-		// Nothing of the batch was written (a group writes one file).
+	if b.journalErr != nil {
+		e.metrics.writeFailed(fileKindCombined)
+		errs = append(errs, b.journalErr)
+	}
+	if e.journal != nil && (b.journalErr != nil || (b.combined != nil && b.combined.err != nil)) {
+		// Nothing of the batch was written (a group writes one file, and
+		// with combined_spans rest one journal record before it).
 		for _, fb := range b.files {
 			fb.ok = false
 		}

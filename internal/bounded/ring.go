@@ -45,6 +45,13 @@ func (r *Ring[K, V]) Put(k K, v V) {
 		r.m[k] = ringEntry[V]{v: v, slot: e.slot}
 		return
 	}
+	r.PutNew(k, v)
+}
+
+// PutNew puts k, which the caller knows is not present (one map lookup
+// fewer than Put). Were it present, it would take a new slot, and its old
+// one age out without effect.
+func (r *Ring[K, V]) PutNew(k K, v V) {
 	slot := len(r.order)
 	if slot < r.capacity {
 		r.order = append(r.order, k)

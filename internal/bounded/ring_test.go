@@ -9,8 +9,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestRingModel checks Ring against a map and a ring of
-// insertion order (what it forgets, and when).
+// TestRingModel checks Ring (Put, PutNew of an absent key, Delete, Get)
+// against a map and a ring of insertion order (what it forgets, and when).
 func TestRingModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		capacity := rapid.IntRange(1, 8).Draw(t, "capacity")
@@ -20,10 +20,13 @@ func TestRingModel(t *testing.T) {
 		gens := map[int]int{}  // key → the generation of its slot
 		var ring []slot        // slots, oldest first (those of deleted keys too)
 		gen := 0
-		for _, op := range rapid.SliceOfN(rapid.IntRange(0, 2), 1, 60).Draw(t, "ops") {
+		for _, op := range rapid.SliceOfN(rapid.IntRange(0, 3), 1, 60).Draw(t, "ops") {
 			k := rapid.IntRange(0, 10).Draw(t, "key")
+			if _, ok := model[k]; ok && op == 3 {
+				op = 2 // PutNew only of a key that is not present
+			}
 			switch op {
-			case 0: // put
+			case 0, 3: // put, put new
 				if _, ok := model[k]; !ok {
 					if len(ring) == capacity {
 						if old := ring[0]; gens[old.k] == old.gen {
@@ -37,7 +40,11 @@ func TestRingModel(t *testing.T) {
 					gens[k] = gen
 				}
 				model[k] = k * 7
-				tb.Put(k, k*7)
+				if op == 3 {
+					tb.PutNew(k, k*7)
+				} else {
+					tb.Put(k, k*7)
+				}
 			case 1: // delete
 				delete(model, k)
 				delete(gens, k)
