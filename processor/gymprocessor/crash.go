@@ -136,6 +136,12 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	p.mu.Lock()
 	p.eng = eng
 	p.applied = jr.next - 1
+	if replayed == 0 {
+		// Nothing to fold away: the first checkpoint is due by size, or
+		// checkpointEvery after the start, not at the first tick (which
+		// would snapshot whatever the first load brought in).
+		jr.lastCheckpoint = p.clock.Now()
+	}
 	err = jr.writeMarks(ctx)
 	p.mu.Unlock()
 	if err != nil {

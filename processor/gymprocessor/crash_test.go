@@ -399,6 +399,32 @@ func TestCheckpointBoundsTheJournal(t *testing.T) {
 	assert.Equal(t, held, h.pending())
 }
 
+// A fresh journal's first checkpoint comes checkpointEvery after the start,
+// not at its first tick (which would snapshot whatever the first load
+// brought in); after a restart that replayed records, the first tick folds
+// them into a checkpoint.
+func TestFirstCheckpointIsDueAfterItsInterval(t *testing.T) {
+	h := newCrashHarness(t, testConfig())
+	td := readTraces(t, "../../testdata/default_preset_3_rollouts/input.json")
+	h.consume(copyTraces(td))
+	h.tickAt(time.Second)
+	h.p.checkpointIfDue(context.Background())
+	require.Zero(t, h.store.count("g1/c/"), "no checkpoint at the first tick of a fresh journal")
+	require.Equal(t, 2, h.store.count("g1/r/"))
+	h.clock.Advance(checkpointEvery)
+	h.p.checkpointIfDue(context.Background())
+	require.Equal(t, 1, h.store.count("g1/c/"), "a checkpoint once checkpointEvery has passed")
+	require.Zero(t, h.store.count("g1/r/"))
+
+	h.consume(copyTraces(td))
+	h.kill()
+	h.start()
+	require.Equal(t, 1, h.store.count("g1/r/"), "the record after the checkpoint, replayed")
+	h.tickAt(time.Second)
+	h.p.checkpointIfDue(context.Background())
+	assert.Zero(t, h.store.count("g1/r/"), "the first tick after a replay folds the replayed records away")
+}
+
 // Corrupt or foreign content is reported and set aside, never a crash loop:
 // a record whose bytes changed, a checkpoint cut short, a journal written by
 // another configuration.

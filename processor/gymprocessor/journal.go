@@ -131,23 +131,29 @@ func engineBuild() string {
 // time.
 const recordHead = len(recordMagic) + 2 + 8
 
-// encodeRecord frames a record into buf (reused when it has room): magic,
-// format, kind, time, the payload compressed with S2 (batches and
-// checkpoints are OTLP protobuf and varints, which it shrinks a few times
-// at about a GB/s, so the store writes a fraction of the bytes), CRC-32.
-func encodeRecord(buf []byte, kind byte, now int64, payload []byte) []byte {
-	need := recordHead + s2.MaxEncodedLen(len(payload)) + 4
-	if cap(buf) < need {
-		buf = make([]byte, 0, need)
+// encodeRecord frames a record: magic, format, kind, time, the payload
+// compressed with S2 (batches and checkpoints are OTLP protobuf and varints,
+// which it shrinks a few times at about a GB/s, so the store writes a
+// fraction of the bytes), room for the CRC-32 that sealRecord sets. The
+// payload is compressed into a scratch buffer kept between calls and the
+// record allocated at its compressed size: a batch's worst-case bound,
+// zeroed, is several times what its record holds.
+func encodeRecord(kind byte, payload []byte) []byte {
+	sp := encodeScratch.Get().(*[]byte)
+	defer encodeScratch.Put(sp)
+	if need := s2.MaxEncodedLen(len(payload)); cap(*sp) < need {
+		*sp = make([]byte, need)
 	}
-	b := append(buf[:0], recordMagic...)
-	b = append(b, journalFormat, kind)
-	b = binary.BigEndian.AppendUint64(b, uint64(now))
-	b = b[:recordHead+len(s2.Encode(b[recordHead:cap(b)], payload))]
-	b = append(b, 0, 0, 0, 0)
-	sealRecord(b, now)
-	return b
+	enc := s2.Encode((*sp)[:cap(*sp)], payload)
+	b := make([]byte, recordHead, recordHead+len(enc)+4)
+	copy(b, recordMagic)
+	b[len(recordMagic)], b[len(recordMagic)+1] = journalFormat, kind
+	b = append(b, enc...)
+	return append(b, 0, 0, 0, 0)
 }
+
+// encodeScratch holds the compression buffers of encodeRecord.
+var encodeScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // sealRecord sets an encoded record's time and checksum (a record's time is
 // known only once it is queued, after its payload was compressed).
@@ -324,7 +330,7 @@ func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
 // nothing of it was written and it has no sequence (the sequences stay
 // contiguous).
 func (j *journal) write(ctx context.Context, kind byte, clk clock, payload []byte) (uint64, int64, error) {
-	t := &pendingRecord{kind: kind, b: encodeRecord(nil, kind, 0, payload)}
+	t := &pendingRecord{kind: kind, b: encodeRecord(kind, payload)}
 	j.qmu.Lock()
 	defer j.qmu.Unlock()
 	t.now = clk.Now().UnixNano()
@@ -469,7 +475,8 @@ func (j *journal) checkpoint(ctx context.Context, seq uint64, state []byte) erro
 	gen := j.meta.Generation
 	parts := 0
 	for off := 0; off < len(state) || parts == 0; off += checkpointPart {
-		b := encodeRecord(nil, recordCheckpoint, 0, state[off:min(off+checkpointPart, len(state))])
+		b := encodeRecord(recordCheckpoint, state[off:min(off+checkpointPart, len(state))])
+		sealRecord(b, 0)
 		if err := j.client.Set(ctx, checkpointKey(gen, seq, parts), b); err != nil {
 			return fmt.Errorf("gym processor storage: writing a checkpoint: %w", err)
 		}
