@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package hostport reads the network address a span shows from its
-// attributes, in one normalized form ("host:port", host lower-cased, an IPv6
+// attributes (a SERVER span's own, the one a CLIENT span called), in one normalized form ("host:port", host lower-cased, an IPv6
 // host bracketed), so that the gym processor (which learns host:port →
 // service from SERVER spans, design §4.4) and the service map (which folds
 // host:port edges into services) agree on every address.
@@ -62,4 +62,55 @@ func Server(attrs pcommon.Map) string {
 		return strings.ToLower(v.Str())
 	}
 	return ""
+}
+
+// Client is the host:port a CLIENT span called: from url.full or
+// http.url, else server.address and server.port (net.peer.name/port).
+func Client(attrs pcommon.Map) string {
+	for _, k := range []string{string(conventions.URLFullKey), string(oldconventions.HTTPURLKey)} {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+			if hp := fromURL(v.Str()); hp != "" {
+				return hp
+			}
+		}
+	}
+	if hp := Join(attrs, string(conventions.ServerAddressKey), string(conventions.ServerPortKey)); hp != "" {
+		return hp
+	}
+	return Join(attrs, string(oldconventions.NetPeerNameKey), string(oldconventions.NetPeerPortKey))
+}
+
+// fromURL returns the host:port of an absolute URL ("scheme://[user@]
+// host[:port]/..."); a URL without a port gets its scheme's (80 for http,
+// 443 for https). It parses by hand: it runs for every CLIENT span.
+func fromURL(raw string) string {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
+		return ""
+	}
+	scheme, rest := raw[:i], raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	if rest == "" || strings.ContainsAny(rest, " \t") {
+		return ""
+	}
+	host := strings.ToLower(rest)
+	// A port follows the last ':' unless that ':' is inside an IPv6 literal.
+	if c := strings.LastIndexByte(host, ':'); c >= 0 && c > strings.LastIndexByte(host, ']') {
+		if c == len(host)-1 {
+			return ""
+		}
+		return host
+	}
+	switch strings.ToLower(scheme) {
+	case "http":
+		return host + ":80"
+	case "https":
+		return host + ":443"
+	}
+	return host
 }

@@ -6,6 +6,8 @@ package hostport
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -35,5 +37,41 @@ func TestServer(t *testing.T) {
 				t.Errorf("Server(%v) = %q, want %q", tc.attrs, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestHostPorts(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr("url.full", "http://LOCALHOST:8000/run?x=1")
+	assert.Equal(t, "localhost:8000", Client(m))
+	m = pcommon.NewMap()
+	m.PutStr("http.url", "https://api.example.com/v1")
+	assert.Equal(t, "api.example.com:443", Client(m))
+	m = pcommon.NewMap()
+	m.PutStr("server.address", "::1")
+	m.PutInt("server.port", 9)
+	assert.Equal(t, "[::1]:9", Client(m))
+	assert.Equal(t, "[::1]:9", Server(m))
+	m = pcommon.NewMap()
+	m.PutStr("http.host", "127.0.0.1:8002")
+	assert.Equal(t, "127.0.0.1:8002", Server(m))
+	m = pcommon.NewMap()
+	m.PutStr("url.full", "not a url")
+	assert.Empty(t, Client(m))
+}
+
+func TestURLHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8001/ng-rollout/0-0/v1/responses": "127.0.0.1:8001",
+		"http://Model.Local/v1":                             "model.local:80",
+		"https://user:pw@api.example.com?x=1":               "api.example.com:443",
+		"http://[::1]:8000/run":                             "[::1]:8000",
+		"http://[::1]/run":                                  "[::1]:80",
+		"grpc://judge:9000":                                 "judge:9000",
+		"/relative/path":                                    "",
+		"http:///nohost":                                    "",
+		"http://host:/x":                                    "",
+	} {
+		assert.Equal(t, want, fromURL(in), in)
 	}
 }

@@ -39,7 +39,9 @@
 //   - round.go:     what one call or tick emits, assembled after the lock.
 //   - index.go:     the span index (keyed by a seeded hash); placeholders for parents not yet arrived.
 //   - split.go:     T', the job and root tables, job-span links, previous attempts (§4.3).
-//   - servicemap.go: service-map repair (§4.4): peer.service, synthesized CLIENT parents.
+//   - servicemap.go: service-map repair (§4.4): its hooks where spans arrive and leave.
+//   - peerservice.go: peer.service on CLIENT spans, from host:port learned from SERVER spans.
+//   - synthesize.go: synthesized CLIENT parents for SERVER spans whose caller sent none.
 //   - promote.go:   promote_to_resource regrouping.
 //   - chunk.go:     large releases handed on in bounded batches.
 //   - spansize.go:  the size estimate of a held span (max_pending_bytes).
