@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -44,13 +45,45 @@ func gymsimBinary(t testing.TB) string { return binary(t, "gymsim", "GYMSIM_BIN"
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	pickedPorts.mu.Lock()
+	defer pickedPorts.mu.Unlock()
+	if len(pickedPorts.given) > listenPorts/2 {
+		clear(pickedPorts.given) // ports of collectors long stopped
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 1000 {
+		port := listenPortsFrom + rand.IntN(listenPorts)
+		if pickedPorts.given[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // in use
+		}
+		_ = l.Close()
+		pickedPorts.given[port] = true
+		return port
+	}
+	t.Fatal("no free loopback port below the ephemeral range")
+	return 0
 }
+
+// The ports a collector under test listens on are picked below Linux's
+// default ephemeral range (32768–60999), not by listening on port 0: a port
+// the kernel handed out once can be handed out again, to any process's next
+// outgoing connection, between the test's pick and the collector's bind
+// (TestShippedListenersOnLoopback/agent.yaml failed so in a clean-clone CI
+// run: the agent dials its gateways before its receiver binds). Below the
+// range only explicit binds take a port, and this process never picks one
+// twice while it remembers it.
+const (
+	listenPortsFrom = 20000
+	listenPorts     = 12000 // up to 31999
+)
+
+var pickedPorts = struct {
+	mu    sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
 
 // ports are the loopback listeners of one collector under test.
 type ports struct {
