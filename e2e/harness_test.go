@@ -71,10 +71,9 @@ func freePort(t testing.TB) int {
 // default ephemeral range (32768–60999), not by listening on port 0: a port
 // the kernel handed out once can be handed out again, to any process's next
 // outgoing connection, between the test's pick and the collector's bind
-// (TestShippedListenersOnLoopback/agent.yaml failed so in a clean-clone CI
-// run: the agent dials its gateways before its receiver binds). Below the
-// range only explicit binds take a port, and this process never picks one
-// twice while it remembers it.
+// (an agent dials its gateways before its receiver binds). Below the range
+// only explicit binds take a port, and this process never picks one twice
+// while it remembers it.
 const (
 	listenPortsFrom = 20000
 	listenPorts     = 12000 // up to 31999

@@ -307,6 +307,13 @@ func appendBytes(p, b []byte) []byte { return append(appendCount(p, len(b)), b..
 func (j *journalIndex) addExtent(payload []byte, keys int) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.recordGroup(payload, keys)
+}
+
+// recordGroup gives a group's record (P or E) the next sequence number,
+// writes it to the current segment and counts its dedup keys there. The
+// caller holds j.mu.
+func (j *journalIndex) recordGroup(payload []byte, keys int) (uint64, error) {
 	seq := j.nextSeq
 	j.nextSeq++ // never reused, whether or not the lines make it
 	binary.LittleEndian.PutUint64(payload[1:], seq)

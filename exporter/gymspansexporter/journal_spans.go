@@ -158,20 +158,16 @@ func (j *journalIndex) addSpans(sb *spansBlob, payload []byte, keys int) (uint64
 		_ = unix.Ftruncate(j.data.fd, j.data.off)
 		return 0, fmt.Errorf("write %s/%s: %w", journalDir, dataName(j.id, j.data.n), err)
 	}
-	seq := j.nextSeq
-	j.nextSeq++
-	binary.LittleEndian.PutUint64(payload[1:], seq)
 	binary.LittleEndian.PutUint64(payload[9:], j.data.n)
 	binary.LittleEndian.PutUint64(payload[17:], uint64(j.data.off))
 	binary.LittleEndian.PutUint64(payload[25:], uint64(sb.size))
 	binary.LittleEndian.PutUint32(payload[33:], sb.crc)
-	if err := j.writeRecord(&j.seg, payload); err != nil {
+	seq, err := j.recordGroup(payload, keys)
+	if err != nil {
 		_ = unix.Ftruncate(j.data.fd, j.data.off)
 		return 0, err
 	}
 	j.data.off += int64(sb.size)
-	j.seg.maxSeq = seq
-	j.seg.keys += keys
 	return seq, nil
 }
 
