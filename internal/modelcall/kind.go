@@ -57,18 +57,31 @@ type Span struct {
 	Service, PeerService string
 }
 
+// Candidate reports whether a span of this name, kind ("SERVER", "CLIENT",
+// ...) and process server type can be a model call at all: KindOf reads the
+// attributes of no other span, and a caller may skip reading them.
+func Candidate(name, kind, serverType string) bool {
+	return strings.HasPrefix(name, "gym.model.") || kind == "CLIENT" ||
+		(kind == "SERVER" && serverType == gymconv.ServerTypeModel)
+}
+
 // KindOf says which kind of model-call span s is.
 func KindOf(s Span) Kind {
 	switch {
+	case !Candidate(s.Name, s.Kind, s.ServerType):
+		return NotModelCall
 	case strings.HasPrefix(s.Name, "gym.model."):
 		return Managed
 	case s.Kind == "SERVER" && s.ServerType == gymconv.ServerTypeModel &&
 		hasRoute(s.URLPath, s.HTTPTarget, s.HTTPRoute, s.Name):
 		return Server
-	case s.Kind == "CLIENT" && hasRoute(urlPath(s.URLFull), urlPath(s.HTTPURL)):
+	case s.Kind == "CLIENT" && (mayHoldRoute(s.URLFull) || mayHoldRoute(s.HTTPURL)):
+		full, old := urlPath(s.URLFull), urlPath(s.HTTPURL)
 		switch {
+		case !hasRoute(full, old):
+			return NotModelCall
 		case s.ServerType == gymconv.ServerTypeModel,
-			s.ServerType == "" && !hasRolloutPrefix(urlPath(s.URLFull), urlPath(s.HTTPURL)):
+			s.ServerType == "" && !hasRolloutPrefix(full, old):
 			return Upstream
 		case s.CalleeType != gymconv.ServerTypeAgent && (s.PeerService == "" || s.PeerService != s.Service):
 			// An agent's call to its own /v1/responses is not a model call:
@@ -85,6 +98,22 @@ func hasRoute(paths ...string) bool {
 			if strings.HasSuffix(p, r) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// mayHoldRoute reports whether the path of URL s may end with a route: a
+// URL without an escape holds its path as it is, so one that contains no
+// route cannot. Most CLIENT spans are no model calls, and this spares them
+// a URL parse.
+func mayHoldRoute(s string) bool {
+	if strings.IndexByte(s, '%') >= 0 {
+		return true
+	}
+	for _, r := range routes {
+		if strings.Contains(s, r) {
+			return true
 		}
 	}
 	return false

@@ -1,0 +1,77 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package modelcall
+
+import "testing"
+
+// FuzzMayHoldRoute: a URL that mayHoldRoute turns away has no path ending in
+// a route, so KindOf never parses it for nothing it would find.
+func FuzzMayHoldRoute(f *testing.F) {
+	for _, s := range []string{
+		"", "http://127.0.0.1:8001/ng-rollout/3-1/v1/responses", "http://m/v1/chat/completions?x=1",
+		"http://m/v1/%72esponses", "http://m/v1/messages#/v1/responses", "/v1/responses", "mailto:x/v1/responses",
+		"http://[::1]:80/run", "http://m/ng-rollout/3-1/verify", "%", "http://m/v1/responses%",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHoldRoute(s) && hasRoute(urlPath(s)) {
+			t.Fatalf("mayHoldRoute(%q) is false, but its path %q ends with a route", s, urlPath(s))
+		}
+	})
+}
+
+// TestKindOfClient: the CLIENT spans' rule, with and without a URL worth
+// parsing.
+func TestKindOfClient(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Span
+		want Kind
+	}{
+		{"agent to model", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://m/ng-rollout/1-0/v1/responses"}, Client},
+		{"escaped route", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://m/ng-rollout/1-0/v1/%72esponses"}, Client},
+		{"old URL key", Span{Kind: "CLIENT", ServerType: "responses_api_agents", HTTPURL: "http://m/ng-rollout/1-0/v1/chat/completions"}, Client},
+		{"model to its LLM", Span{Kind: "CLIENT", ServerType: "responses_api_models", URLFull: "http://llm/v1/responses"}, Upstream},
+		{"no server type, no prefix", Span{Kind: "CLIENT", URLFull: "http://llm/v1/responses"}, Upstream},
+		{"agent to itself", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://a/ng-rollout/1-0/v1/responses", CalleeType: "responses_api_agents"}, NotModelCall},
+		{"tool call", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://r/ng-rollout/1-0/get_weather"}, NotModelCall},
+		{"route in the query only", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://r/verify?next=/v1/responses"}, NotModelCall},
+		{"route in the fragment only", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://r/verify#/v1/responses"}, NotModelCall},
+		{"unparsable", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://r:port/v1/responses"}, NotModelCall},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := KindOf(tc.s); got != tc.want {
+				t.Fatalf("KindOf = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCandidate: a span that is no candidate is no model call whatever its
+// attributes say, and each kind's spans are candidates.
+func TestCandidate(t *testing.T) {
+	route := "/ng-rollout/1-0/v1/responses"
+	for _, tc := range []struct {
+		s         Span
+		candidate bool
+	}{
+		{Span{Name: "gym.model.responses", Kind: "INTERNAL"}, true},
+		{Span{Name: "POST", Kind: "SERVER", ServerType: "responses_api_models", URLPath: route}, true},
+		{Span{Name: "POST", Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://m" + route}, true},
+		{Span{Name: "POST", Kind: "SERVER", ServerType: "responses_api_agents", URLPath: route}, false},
+		{Span{Name: "POST", Kind: "SERVER", URLPath: route}, false},
+		{Span{Name: "POST /v1/responses", Kind: "INTERNAL", ServerType: "responses_api_models", URLPath: route}, false},
+	} {
+		if got := Candidate(tc.s.Name, tc.s.Kind, tc.s.ServerType); got != tc.candidate {
+			t.Errorf("Candidate(%q, %q, %q) = %v, want %v", tc.s.Name, tc.s.Kind, tc.s.ServerType, got, tc.candidate)
+		}
+		if !tc.candidate && KindOf(tc.s) != NotModelCall {
+			t.Errorf("KindOf(%+v) = %d for a span that is no candidate", tc.s, KindOf(tc.s))
+		}
+		if tc.candidate && KindOf(tc.s) == NotModelCall {
+			t.Errorf("KindOf(%+v) is no model call", tc.s)
+		}
+	}
+}
