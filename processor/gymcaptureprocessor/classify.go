@@ -4,8 +4,6 @@
 package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 
 import (
-	"strings"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
@@ -34,33 +32,48 @@ func (t serviceTypes) learn(service, serverType string) {
 }
 
 // kindOf says which kind of model call span is (modelcall.KindOf, the
-// viewer's rule).
+// viewer's rule). The attributes of a span that can be one
+// (modelcall.Candidate) are read in one pass, each key's first value, as
+// Map.Get would give it.
 func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) modelcall.Kind {
-	kind := ""
+	s := modelcall.Span{Name: span.Name(), ServerType: serverType, Service: service}
 	switch span.Kind() {
 	case ptrace.SpanKindServer:
-		kind = "SERVER"
+		s.Kind = "SERVER"
 	case ptrace.SpanKindClient:
-		kind = "CLIENT"
-	default:
-		if !strings.HasPrefix(span.Name(), "gym.model.") {
-			return modelcall.NotModelCall // most spans: no attribute looked up
+		s.Kind = "CLIENT"
+	}
+	if !modelcall.Candidate(s.Name, s.Kind, serverType) {
+		return modelcall.NotModelCall // most spans: no attribute looked up
+	}
+	var seen uint8
+	take := func(bit uint8, dst *string, v pcommon.Value) {
+		if seen&bit == 0 {
+			seen |= bit
+			if v.Type() == pcommon.ValueTypeStr {
+				*dst = v.Str()
+			}
 		}
 	}
-	attrs := span.Attributes()
-	get := func(k string) string {
-		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
-			return v.Str()
+	span.Attributes().Range(func(k string, v pcommon.Value) bool {
+		switch k {
+		case string(conventions.URLPathKey):
+			take(1, &s.URLPath, v)
+		case string(oldconventions.HTTPTargetKey):
+			take(2, &s.HTTPTarget, v)
+		case string(conventions.HTTPRouteKey):
+			take(4, &s.HTTPRoute, v)
+		case string(conventions.URLFullKey):
+			take(8, &s.URLFull, v)
+		case string(oldconventions.HTTPURLKey):
+			take(16, &s.HTTPURL, v)
+		case string(conventions.PeerServiceKey):
+			take(32, &s.PeerService, v)
 		}
-		return ""
-	}
-	return modelcall.KindOf(modelcall.Span{
-		Name: span.Name(), Kind: kind, ServerType: serverType,
-		URLPath: get(string(conventions.URLPathKey)), HTTPTarget: get(string(oldconventions.HTTPTargetKey)),
-		HTTPRoute: get(string(conventions.HTTPRouteKey)), URLFull: get(string(conventions.URLFullKey)),
-		HTTPURL: get(string(oldconventions.HTTPURLKey)), CalleeType: t[get(string(conventions.PeerServiceKey))],
-		Service: service, PeerService: get(string(conventions.PeerServiceKey)),
+		return true
 	})
+	s.CalleeType = t[s.PeerService]
+	return modelcall.KindOf(s)
 }
 
 // call is span as the join sees it.
