@@ -32,7 +32,7 @@ func createDefaultConfig() component.Config {
 		RolloutAttribute:   gymconv.RolloutAttribute,
 		ServiceAttributes:  gymconv.DefaultServiceAttributes(),
 		MaxRollouts:        4096,
-		MaxOpenFiles:       256,
+		MaxOpenFiles:       1024,
 		MaxLinesPerRollout: 1024,
 		MaxLineBytes:       16 << 20,
 		MaxWaitingSpans:    100_000,
