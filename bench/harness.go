@@ -36,9 +36,13 @@ type harness struct {
 	stdout    io.Writer
 	replay    *replaySet
 	short     *replaySet // the short phase's requests (shortRun)
-	results   []*runResult
-	notes     []string
-	profile   string // pprof -top output
+	// capture is the capture phase's requests, captureDir the capture
+	// files gymsim wrote beside them.
+	capture    *replaySet
+	captureDir string
+	results    []*runResult
+	notes      []string
+	profile    string // pprof -top output
 
 	loadStart, loadEnd string // /proc/loadavg
 	head               string // git HEAD when the harness started
@@ -185,6 +189,11 @@ func (h *harness) runAll(ctx context.Context) error {
 			return err
 		}
 	}
+	if h.gymsim != "" && (slices.Contains(phases, phaseCapture) || (h.o.profile && h.o.profilePhase == phaseCapture)) {
+		if err := h.prepareCapture(ctx); err != nil {
+			return err
+		}
+	}
 	for _, phase := range phases {
 		if phase == phaseGymsim && h.gymsim == "" {
 			continue
@@ -192,12 +201,16 @@ func (h *harness) runAll(ctx context.Context) error {
 		if phase == phaseTelemetrygen && h.tgen == "" {
 			continue
 		}
+		if phase == phaseCapture && h.capture == nil {
+			h.note("the capture phase needs gymsim: skipped")
+			continue
+		}
 		reps, pipelines := h.o.reps, splitList(h.o.pipelines)
 		if phase == phasePaced {
 			reps, pipelines = h.o.pacedReps, intersect(pipelines, splitList(h.o.pacedPipelines))
 		}
 		for rep := 1; rep <= reps; rep++ {
-			for _, pl := range pipelines {
+			for _, pl := range repOrder(pipelines, rep) {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -207,12 +220,24 @@ func (h *harness) runAll(ctx context.Context) error {
 			}
 		}
 	}
-	if h.o.profile && h.replayFor(h.o.profilePhase) != nil && ctx.Err() == nil {
+	if h.o.profile && h.canRun(h.o.profilePhase) && ctx.Err() == nil {
 		h.runProfile(ctx)
 	}
 	h.loadEnd = loadavg()
 	h.logf("bench: done in %s", time.Since(started).Round(time.Second))
 	return h.report()
+}
+
+// repOrder is the order the pipelines run in repetition rep: as given in odd
+// repetitions, reversed in even ones, so that a drift of the machine's speed
+// over an invocation falls alike on each (A B, B A, A B, ...).
+func repOrder(pipelines []string, rep int) []string {
+	if rep%2 == 1 {
+		return pipelines
+	}
+	out := slices.Clone(pipelines)
+	slices.Reverse(out)
+	return out
 }
 
 func (h *harness) logRun(r *runResult) {
@@ -284,6 +309,73 @@ func (h *harness) prepareReplay(ctx context.Context) error {
 	return nil
 }
 
+// prepareCapture records one gymsim run with its capture files: the capture
+// phase sends its requests once, each run with the capture files copied into
+// the collector's capture dir before it starts, as Gym writes a line before
+// the spans of its call are exported.
+func (h *harness) prepareCapture(ctx context.Context) error {
+	t0 := time.Now()
+	rec, err := startRecorder()
+	if err != nil {
+		return err
+	}
+	h.captureDir = filepath.Join(h.out, "capture-recording")
+	args := captureRecordArgs(h.o.captureRollouts, h.o.gymsimConcurrency, rec.addr, h.captureDir)
+	err = h.runTool(ctx, "record-gymsim-capture", h.gymsim, args)
+	reqs := rec.stop()
+	if err != nil {
+		return fmt.Errorf("recording gymsim with its capture files: %w", err)
+	}
+	n := 0
+	for _, td := range reqs {
+		n += td.SpanCount()
+	}
+	rs, err := buildReplay(reqs, n)
+	if err != nil {
+		return err
+	}
+	h.capture = rs
+	files, err := os.ReadDir(h.captureDir)
+	if err != nil {
+		return fmt.Errorf("the recorded capture files: %w", err)
+	}
+	h.logf("capture: recorded %d requests / %d spans and %d capture files from gymsim --preset default [%s]",
+		len(rs.bodies), rs.total, len(files), time.Since(t0).Round(time.Millisecond))
+	h.note("capture load: %d spans in %d OTLP/HTTP protobuf requests recorded from gymsim --preset default --rollouts %d, sent once by %d senders, its %d capture files in the capture dir before the collector starts",
+		rs.total, len(rs.bodies), h.o.captureRollouts, h.o.replayWorkers, len(files))
+	return nil
+}
+
+// captureRecordArgs are gymsim's arguments for the capture phase's
+// recording: rollouts of the default preset sent over OTLP/HTTP to the
+// recorder at addr, their capture files written into dir.
+func captureRecordArgs(rollouts, concurrency int, addr, dir string) []string {
+	return []string{"--preset", "default", "--rollouts", strconv.Itoa(rollouts),
+		"--concurrency", strconv.Itoa(concurrency), "--protocol", "http",
+		"--endpoint", "http://" + addr, "--blocking", "--run-id", "recorded", "--capture-dir", dir}
+}
+
+// copyCaptures copies the recorded capture files into dir.
+func (h *harness) copyCaptures(dir string) error { return copyFiles(h.captureDir, dir) }
+
+// copyFiles copies every file of src into dst.
+func copyFiles(src, dst string) error {
+	files, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, f.Name()), b, 0o640); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // prepareShort builds the short phase's requests: shortRun's many short
 // rollouts, sent once.
 func (h *harness) prepareShort() error {
@@ -310,8 +402,19 @@ func (h *harness) replayFor(phase string) *replaySet {
 		return h.replay
 	case phaseShort:
 		return h.short
+	case phaseCapture:
+		return h.capture
 	}
 	return nil
+}
+
+// canRun says whether phase has its load: a recorded replay set, or the
+// gymsim binary.
+func (h *harness) canRun(phase string) bool {
+	if phase == phaseGymsim {
+		return h.gymsim != ""
+	}
+	return h.replayFor(phase) != nil
 }
 
 // runTool runs a load generator, its output to <out>/<name>.log.
@@ -363,6 +466,11 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		return err
 	}
 	p := ports{GRPC: pp[0], HTTP: pp[1], Metrics: pp[2], Pprof: pprofPort, SinkGRPC: pp[3], Out: outDir}
+	if r.Phase == phaseCapture {
+		if err := h.copyCaptures(outDir); err != nil {
+			return fmt.Errorf("copying the capture files: %w", err)
+		}
+	}
 
 	sinkMetrics := ""
 	if r.Pipeline == "D" {
@@ -649,7 +757,7 @@ func countLost(ctx context.Context, r *runResult, outDir, sinkMetrics string, ex
 func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) (*load, error) {
 	ld := &load{}
 	switch r.Phase {
-	case phaseReplay, phasePaced, phaseShort:
+	case phaseReplay, phasePaced, phaseShort, phaseCapture:
 		rate := 0.0
 		if r.Phase == phasePaced {
 			rate = float64(h.o.pacedRate)
@@ -793,7 +901,7 @@ func quantile(sorted []float64, q float64) float64 {
 }
 
 // runProfile runs the profiled pipeline (C unless -profile-pipeline) once
-// more under replay with the pprof extension and keeps the top of its CPU
+// more under its phase (-profile-phase) with the pprof extension and keeps the top of its CPU
 // profile. It is not part of the table.
 func (h *harness) runProfile(ctx context.Context) {
 	pp, err := freePorts(1)

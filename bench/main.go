@@ -66,6 +66,7 @@ type options struct {
 	profilePipeline   string
 	profilePhase      string
 	shortRollouts     int
+	captureRollouts   int
 }
 
 func main() {
@@ -101,8 +102,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.pacedPipelines, "paced-pipelines", "A,C,C'", "pipelines of the paced replay phase")
 	fs.BoolVar(&o.profile, "profile", true, "profile a pipeline (-profile-pipeline) under replay (pprof extension) after the measured runs")
 	fs.StringVar(&o.profilePipeline, "profile-pipeline", "C", "the pipeline -profile profiles")
-	fs.StringVar(&o.profilePhase, "profile-phase", phaseReplay, "the phase -profile runs under: replay or short")
+	fs.StringVar(&o.profilePhase, "profile-phase", phaseReplay, "the phase -profile runs under: replay, short, gymsim or capture")
 	fs.IntVar(&o.shortRollouts, "short-rollouts", 3000, "rollouts of the short phase (about 20 spans each, 512-span requests)")
+	fs.IntVar(&o.captureRollouts, "capture-rollouts", 3000, "rollouts of the recorded gymsim run, with its capture files, that the capture phase sends")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 5, "CPU profile length")
 	fs.IntVar(&gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS for the collectors (0: the Go default, all cores)")
 	if err := fs.Parse(args); err != nil {
@@ -126,12 +128,15 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		def("replay-spans", func() { o.replaySpans = 20000 })
 		def("profile", func() { o.profile = false })
 		def("short-rollouts", func() { o.shortRollouts = 500 })
+		def("capture-rollouts", func() { o.captureRollouts = 300 })
 	}
-	if o.profilePhase != phaseReplay && o.profilePhase != phaseShort {
-		return nil, fmt.Errorf("-profile-phase: %q is not replay or short", o.profilePhase)
+	switch o.profilePhase {
+	case phaseReplay, phaseShort, phaseGymsim, phaseCapture:
+	default:
+		return nil, fmt.Errorf("-profile-phase: %q is not replay, short, gymsim or capture", o.profilePhase)
 	}
-	if o.shortRollouts < 1 {
-		return nil, errors.New("-short-rollouts must be positive")
+	if o.shortRollouts < 1 || o.captureRollouts < 1 {
+		return nil, errors.New("-short-rollouts and -capture-rollouts must be positive")
 	}
 	switch o.build {
 	case "missing", "always", "never":
@@ -154,7 +159,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	for _, p := range splitList(o.phases) {
 		switch p {
-		case phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced, phaseShort:
+		case phaseGymsim, phaseTelemetrygen, phaseReplay, phasePaced, phaseShort, phaseCapture:
 		default:
 			return nil, fmt.Errorf("-phases: unknown phase %q", p)
 		}
@@ -168,6 +173,10 @@ const (
 	phaseReplay       = "replay"
 	phasePaced        = "paced"
 	phaseShort        = "short"
+	// phaseCapture replays a recorded gymsim run once, its capture files
+	// in the collector's capture dir: the capture join's load without a
+	// load generator on the cores (not in the default -phases).
+	phaseCapture = "capture"
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.

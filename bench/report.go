@@ -299,11 +299,11 @@ func (h *harness) report() error {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "# otelcol-gym benchmark (%s)\n\n", time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Machine: %s, %d cores (%s), %s; %s/%s. Collector: %s. Medians of %d repetitions; pipelines alternate within each.\n\n",
+	fmt.Fprintf(&b, "Machine: %s, %d cores (%s), %s; %s/%s. Collector: %s. Medians of %d repetitions; pipelines alternate within each, in reverse order every other one.\n\n",
 		cpuModel(), runtime.NumCPU(), host, memTotal(), runtime.GOOS, runtime.GOARCH, filepath.Base(h.collector), h.o.reps)
 	fmt.Fprintf(&b, "Collector binary built %s; repository at %s when the run started.\n\n", binaryTime(h.collector), h.head)
 	fmt.Fprintf(&b, "Load average (1/5/15 min) at start %s, at end %s: other work on the machine shares the cores.\n\n", h.loadStart, h.loadEnd)
-	for _, phase := range []string{phaseGymsim, phaseTelemetrygen, phaseReplay, phaseShort, phasePaced} {
+	for _, phase := range []string{phaseGymsim, phaseTelemetrygen, phaseReplay, phaseShort, phaseCapture, phasePaced} {
 		has := false
 		for _, s := range sums {
 			if s.Phase == phase {
@@ -315,6 +315,7 @@ func (h *harness) report() error {
 		}
 		fmt.Fprintf(&b, "## %s\n\n%s\n", phaseTitle[phase], table(phase, sums))
 	}
+	b.WriteString(pairedTable(pairedRatios(h.results)))
 	b.WriteString("## Targets\n\n")
 	b.WriteString(targets(sums, h.o.pacedRate))
 	for _, r := range h.results {
@@ -375,6 +376,7 @@ var phaseTitle = map[string]string{
 	phaseTelemetrygen: "telemetrygen (traces of 10 spans, OTLP gRPC, 2 workers paced at 3,500 spans/s each: its SDK queue drops beyond ~7,000 spans/s)",
 	phaseReplay:       "replay (recorded gymsim run, pre-encoded OTLP/HTTP protobuf, as fast as accepted; collector bound)",
 	phaseShort:        "short (many short rollouts of about 20 spans, 512-span OTLP/HTTP protobuf requests from four processes, sent once as fast as accepted; issue #29's input)",
+	phaseCapture:      "capture (a recorded gymsim run, pre-encoded OTLP/HTTP protobuf, sent once as fast as accepted, its capture files in the capture dir before the collector starts; collector bound; issue #26's input)",
 	phasePaced:        "paced replay (the same requests at a fixed rate: RSS and latency at the target's load)",
 }
 

@@ -1,0 +1,216 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
+)
+
+// joinRecording is a gymsim run recorded as the capture phase records it:
+// its OTLP requests, protobuf-encoded as they came, and its capture files.
+type joinRecording struct {
+	bodies   [][]byte
+	spans    int
+	captures string
+}
+
+var (
+	joinOnce sync.Once
+	joinRec  *joinRecording
+	joinErr  error
+)
+
+// recordForJoin records BENCH_JOIN_ROLLOUTS (default 3000) rollouts of
+// gymsim (GYMSIM_BIN, else bin/gymsim) once per process.
+func recordForJoin(b *testing.B) *joinRecording {
+	b.Helper()
+	bin := os.Getenv("GYMSIM_BIN")
+	if bin == "" {
+		bin = filepath.Join("..", "bin", "gymsim")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("needs the gymsim binary (make gymsim, or GYMSIM_BIN): %v", err)
+	}
+	joinOnce.Do(func() {
+		rollouts := 3000
+		if v := os.Getenv("BENCH_JOIN_ROLLOUTS"); v != "" {
+			if rollouts, joinErr = strconv.Atoi(v); joinErr != nil {
+				return
+			}
+		}
+		dir, err := os.MkdirTemp("", "join-recording-")
+		if err != nil {
+			joinErr = err
+			return
+		}
+		rec, err := startRecorder()
+		if err != nil {
+			joinErr = err
+			return
+		}
+		var out bytes.Buffer
+		cmd := exec.Command(bin, captureRecordArgs(rollouts, 64, rec.addr, filepath.Join(dir, "captures"))...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err = cmd.Run()
+		reqs := rec.stop()
+		if err != nil {
+			joinErr = fmt.Errorf("gymsim: %w\n%s", err, out.String())
+			return
+		}
+		r := &joinRecording{captures: filepath.Join(dir, "captures")}
+		for _, td := range reqs {
+			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			if err != nil {
+				joinErr = err
+				return
+			}
+			r.bodies = append(r.bodies, body)
+			r.spans += td.SpanCount()
+		}
+		joinRec = r
+	})
+	require.NoError(b, joinErr)
+	return joinRec
+}
+
+// BenchmarkCaptureJoin is issue #26's cost of the capture join, measured in
+// one process so that nothing but the pipelines differs: a recorded gymsim
+// run (its requests and capture files; as the harness's capture phase) through
+// gym → gymspans (C) and gym → gymcapture → gymspans (Cj), each component
+// built by its factory with its defaults, writing into a fresh dir of TMPDIR
+// holding the capture files. One caller decodes each request from protobuf
+// (as the receiver does) and hands it on; the pipeline is shut down at the
+// end, which decides and writes every span. Each iteration runs both, in
+// turn (C first in even iterations, Cj first in odd ones, so that a drift of
+// the machine falls on both alike), and reports per span of the recording
+// the process's CPU time (every goroutine, GC included) from the first
+// request to the end of the shutdown: C-cpu-ns/span, Cj-cpu-ns/span, and
+// Cj/C, the ratio of their sums.
+//
+//	TMPDIR=/dev/shm go test -run '^$' -bench BenchmarkCaptureJoin -benchtime 10x -count 3 ./bench
+func BenchmarkCaptureJoin(b *testing.B) {
+	rec := recordForJoin(b)
+	var cpu [2]time.Duration // without, with the join
+	for i := 0; i < b.N; i++ {
+		for k := range 2 {
+			join := (i+k)%2 == 1
+			if join {
+				cpu[1] += runJoinPipeline(b, rec, true)
+			} else {
+				cpu[0] += runJoinPipeline(b, rec, false)
+			}
+		}
+	}
+	perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.spans) }
+	b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
+	b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")
+	b.ReportMetric(0, "ns/op")
+}
+
+// runJoinPipeline runs the recording through one pipeline and returns the
+// CPU time it took.
+func runJoinPipeline(b *testing.B, rec *joinRecording, join bool) time.Duration {
+	b.StopTimer()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "join-run-")
+	require.NoError(b, err)
+	defer os.RemoveAll(dir) // not left for the benchmark's end: the next run's disk is this run's
+	require.NoError(b, copyFiles(rec.captures, dir))
+
+	gymFactory := gymprocessor.NewFactory()
+	expFactory := gymspansexporter.NewFactory()
+	expCfg := expFactory.CreateDefaultConfig().(*gymspansexporter.Config)
+	expCfg.CaptureDir = dir
+	exp, err := expFactory.CreateTraces(ctx, exportertest.NewNopSettings(expFactory.Type()), expCfg)
+	require.NoError(b, err)
+	var next consumer.Traces = exp
+	components := []component.Component{exp}
+	if join {
+		f := gymcaptureprocessor.NewFactory()
+		cfg := f.CreateDefaultConfig().(*gymcaptureprocessor.Config)
+		cfg.CaptureDir = dir
+		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), cfg, next)
+		require.NoError(b, err)
+		next = p
+		components = append(components, p)
+	}
+	gym, err := gymFactory.CreateTraces(ctx, processortest.NewNopSettings(gymFactory.Type()), gymFactory.CreateDefaultConfig(), next)
+	require.NoError(b, err)
+	components = append(components, gym)
+	host := factoryHost{Host: componenttest.NewNopHost(), gym: gymFactory}
+	for _, c := range components { // the exporter first, as a collector starts them
+		require.NoError(b, c.Start(ctx, host))
+	}
+
+	b.StartTimer()
+	before := processCPU()
+	for _, body := range rec.bodies {
+		req := ptraceotlp.NewExportRequest()
+		require.NoError(b, req.UnmarshalProto(body))
+		require.NoError(b, gym.ConsumeTraces(ctx, req.Traces()))
+	}
+	for i := len(components) - 1; i >= 0; i-- { // the gym processor first
+		require.NoError(b, components[i].Shutdown(ctx))
+	}
+	cpu := processCPU() - before
+	b.StopTimer()
+	if os.Getenv("BENCH_JOIN_LOG") != "" {
+		b.Logf("join=%v cpu=%v", join, cpu)
+	}
+
+	if join { // what is measured joins: a model call carries its tokens
+		raw, err := os.ReadFile(filepath.Join(dir, "spans.jsonl"))
+		require.NoError(b, err)
+		require.True(b, strings.Contains(string(raw), `"gen_ai.usage.input_tokens"`), "no span was joined")
+	}
+	b.StartTimer()
+	return cpu
+}
+
+// factoryHost hands out the gym processor's factory, as a collector's host
+// does (rollout_roots: auto asks it).
+type factoryHost struct {
+	component.Host
+	gym processor.Factory
+}
+
+func (h factoryHost) GetFactory(kind component.Kind, typ component.Type) component.Factory {
+	if kind == component.KindProcessor && typ.String() == gymconv.ProcessorType {
+		return h.gym
+	}
+	return nil
+}
+
+// processCPU is the process's user and system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

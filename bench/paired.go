@@ -1,0 +1,149 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// pairedAgainst names, for each pipeline a paired ratio is reported for, the
+// pipeline it is compared with: the capture join alone (Cj) and with the
+// GenAI metrics (Cg) against the pipeline without them (C), issue #26's
+// target.
+var pairedAgainst = map[string]string{"Cj": "C", "Cg": "C"}
+
+// pairedRatio is one pipeline's CPU per span over its base's, run by run:
+// repetition k of each ran one after the other, so a load that came and went
+// on the machine touches both runs of a pair more alike than two runs far
+// apart.
+type pairedRatio struct {
+	Phase, Pipeline, Base string
+	Ratios                []float64 // sorted
+	Median                float64
+	// Low and High bound the median of the ratios with at least Level
+	// confidence (order statistics: no assumption about their spread).
+	Low, High, Level float64
+	// OfMedians is the ratio of the two pipelines' median CPU per span.
+	OfMedians float64
+}
+
+// pairedRatios pairs the runs of each (phase, pipeline) of pairedAgainst
+// with its base's of the same repetition.
+func pairedRatios(results []*runResult) []pairedRatio {
+	type key struct {
+		phase, pipeline string
+		rep             int
+	}
+	cpu := map[key]float64{}
+	var phases, order []string
+	for _, r := range results {
+		if r.Rep == 0 || r.Err != "" || r.cpuPerM() <= 0 {
+			continue
+		}
+		cpu[key{r.Phase, r.Pipeline, r.Rep}] = r.cpuPerM()
+		if !contains(phases, r.Phase) {
+			phases = append(phases, r.Phase)
+		}
+		if !contains(order, r.Pipeline) {
+			order = append(order, r.Pipeline)
+		}
+	}
+	var out []pairedRatio
+	for _, phase := range phases {
+		for _, p := range order {
+			base, ok := pairedAgainst[p]
+			if !ok {
+				continue
+			}
+			pr := pairedRatio{Phase: phase, Pipeline: p, Base: base}
+			var mine, theirs []float64
+			for k, v := range cpu {
+				if k.phase != phase || k.pipeline != p {
+					continue
+				}
+				if b, ok := cpu[key{phase, base, k.rep}]; ok {
+					pr.Ratios = append(pr.Ratios, v/b)
+					mine, theirs = append(mine, v), append(theirs, b)
+				}
+			}
+			if len(pr.Ratios) == 0 {
+				continue
+			}
+			sort.Float64s(pr.Ratios)
+			pr.Median = median(pr.Ratios)
+			pr.OfMedians = median(mine) / median(theirs)
+			lo, hi, level := medianBounds(len(pr.Ratios))
+			pr.Level = level
+			if level > 0 {
+				pr.Low, pr.High = pr.Ratios[lo], pr.Ratios[hi]
+			}
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// medianBounds are the 0-based order statistics (lo, hi) of n values that
+// bound their population median with the highest confidence level of at
+// least 95% the narrowest such pair gives (level 0: n is too small for 95%).
+// The median lies below the (lo+1)th smallest value with probability
+// P(Binomial(n, 1/2) <= lo); the pair is symmetric.
+func medianBounds(n int) (lo, hi int, level float64) {
+	for k := (n - 1) / 2; k >= 0; k-- {
+		// coverage of [x(k+1), x(n-k)] (1-based): 1 - 2 P(B <= k)
+		c := 1 - 2*binomialCDF(n, k)
+		if c >= 0.95 {
+			return k, n - 1 - k, c
+		}
+	}
+	return 0, 0, 0
+}
+
+// binomialCDF is P(Binomial(n, 1/2) <= k).
+func binomialCDF(n, k int) float64 {
+	p := 0.0
+	for i := 0; i <= k; i++ {
+		lg, _ := math.Lgamma(float64(n + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lni, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(lg - li - lni - float64(n)*math.Ln2)
+	}
+	return p
+}
+
+// pairedTable is the report's section of paired ratios.
+func pairedTable(prs []pairedRatio) string {
+	if len(prs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Paired ratios (issue #26: the capture join against the pipeline without it)\n\n")
+	b.WriteString("CPU per span of a pipeline over its base's, repetition by repetition (each pair ran back to back).\n\n")
+	b.WriteString("| phase | pipeline | vs | pairs | median ratio | 95% bounds of the median | ratio of medians | every ratio |\n|---|---|---|---:|---:|---|---:|---|\n")
+	for _, pr := range prs {
+		bounds := "too few pairs"
+		if pr.Level > 0 {
+			bounds = fmt.Sprintf("%.3f – %.3f (%.1f%%)", pr.Low, pr.High, 100*pr.Level)
+		}
+		all := make([]string, len(pr.Ratios))
+		for i, r := range pr.Ratios {
+			all[i] = fmt.Sprintf("%.2f", r)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.3f | %s | %.3f | %s |\n", pr.Phase, pr.Pipeline, pr.Base, len(pr.Ratios), pr.Median, bounds, pr.OfMedians, strings.Join(all, " "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
