@@ -109,6 +109,7 @@ func (s *snapshotter) synthRef(ref *rolloutSpanRef) {
 // and the repair tables reach.
 func (s *snapshotter) collect() {
 	e := s.e
+	e.compactPeerWaiters() // a waiter that left is no state
 	e.runs.Range(func(_ string, r *runState) bool { s.run(r); return true })
 	e.procs.Range(func(_ string, p *procState) bool { s.proc(p); return true })
 	for _, n := range e.idx.m {

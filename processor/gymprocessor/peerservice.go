@@ -28,6 +28,9 @@ type serviceMap struct {
 	// peerWaiters are the decided CLIENT spans held until a SERVER span
 	// tells the service at their host:port (phasePeer), by host:port.
 	peerWaiters map[string][]*node
+	// peerDrops counts, by host:port, the waiters that left since its list
+	// was last compacted (dropPeerWaiter).
+	peerDrops map[string]int
 	// untaught are the host:ports a CLIENT span waited settle for and no
 	// SERVER span taught (a model server's upstream vLLM, an external API):
 	// no CLIENT span to them waits again. Cleared whole when full.
@@ -43,6 +46,7 @@ func newServiceMap(cfg *Config) *serviceMap {
 		names:       make(map[string]string),
 		table:       newSynthTable(cfg.Split.MaxTrackedRoots),
 		peerWaiters: make(map[string][]*node),
+		peerDrops:   make(map[string]int),
 		untaught:    make(map[string]struct{}),
 	}
 	for k, v := range cfg.ServiceMap.Peers {
@@ -161,6 +165,7 @@ func (e *engine) learnPeer(hp, service string) {
 	}
 	ws := e.sm.peerWaiters[hp]
 	delete(e.sm.peerWaiters, hp)
+	delete(e.sm.peerDrops, hp)
 	for _, w := range ws {
 		if w.held != nil && w.held.phase == phasePeer {
 			e.emit(w)
@@ -213,12 +218,42 @@ func (e *engine) holdForPeer(n *node) bool {
 // dropPeerWaiter forgets the CLIENT spans of sp's host:port that no longer
 // wait, so that a host:port never learned leaves nothing behind; with
 // untaught, sp waited in vain, and no span to its host:port waits again.
+// Forgetting scans the host:port's list, so it is done once half of the list
+// has left since the last scan: each waiter that leaves costs a constant
+// time however many wait (the first settle of a run can hold thousands of a
+// model server's calls to its LLM, which give up one after the other).
 func (e *engine) dropPeerWaiter(sp ptrace.Span, untaught bool) {
 	hp := hostport.Client(sp.Attributes())
 	if untaught {
 		e.sm.giveUpOn(hp)
 	}
 	ws := e.sm.peerWaiters[hp]
+	if d := e.sm.peerDrops[hp] + 1; 2*d < len(ws) {
+		e.sm.peerDrops[hp] = d
+		return
+	}
+	delete(e.sm.peerDrops, hp)
+	if kept := stillWaiting(ws); len(kept) == 0 {
+		delete(e.sm.peerWaiters, hp)
+	} else {
+		e.sm.peerWaiters[hp] = kept
+	}
+}
+
+// compactPeerWaiters forgets every waiter that left, in every list.
+func (e *engine) compactPeerWaiters() {
+	for hp, ws := range e.sm.peerWaiters {
+		if kept := stillWaiting(ws); len(kept) == 0 {
+			delete(e.sm.peerWaiters, hp)
+		} else {
+			e.sm.peerWaiters[hp] = kept
+		}
+	}
+	clear(e.sm.peerDrops)
+}
+
+// stillWaiting keeps, in place, the nodes of ws still held for their peer.
+func stillWaiting(ws []*node) []*node {
 	kept := ws[:0]
 	for _, w := range ws {
 		if w.held != nil && w.held.phase == phasePeer {
@@ -226,9 +261,5 @@ func (e *engine) dropPeerWaiter(sp ptrace.Span, untaught bool) {
 		}
 	}
 	clear(ws[len(kept):])
-	if len(kept) == 0 {
-		delete(e.sm.peerWaiters, hp)
-	} else {
-		e.sm.peerWaiters[hp] = kept
-	}
+	return kept
 }

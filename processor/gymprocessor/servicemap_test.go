@@ -6,9 +6,11 @@ package gymprocessor
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -536,4 +538,69 @@ func TestUntaughtPeerWaitsOnce(t *testing.T) {
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{llm("second")}))
 	assert.Zero(t, h.pending(), "waited once in vain: no CLIENT span to it waits again")
 	assert.Equal(t, int64(2), h.metricSum(metricPeerServiceSet, "source", "address"))
+}
+
+// The first settle of a run can hold many CLIENT spans to a host:port no
+// SERVER span teaches (every call of a model server to its LLM). They give
+// up one by one; each leaves its host:port's list in a constant time on
+// average (the list is compacted once half of it left), the list never holds
+// more than twice the spans still waiting, and nothing is left behind.
+func TestUntaughtPeerWaitersGiveUpOneByOne(t *testing.T) {
+	cfg := testConfig()
+	h := newHarness(t, cfg)
+	const n = 500
+	for i := range n {
+		r := fmt.Sprintf("%d-0", i)
+		h.consume(buildTraces(gymProcs, procOrder, []sdef{{id: r + "/llm", parent: r + "/model-server", trace: "t-" + r, name: "HTTP POST",
+			kind: ptrace.SpanKindClient, proc: "model", attrs: map[string]any{"nemo.gym.rollout.id": r, "url.full": "http://10.9.9.9:8000/v1/chat/completions"}}}))
+		h.clock.Advance(time.Millisecond) // each its own deadline
+	}
+	require.Equal(t, n, h.pending())
+	h.clock.Advance(cfg.Settle - n*time.Millisecond)
+	for left := n; left > 0; {
+		h.tickAt(time.Millisecond)
+		left = h.pending()
+		h.p.mu.Lock()
+		listed := len(h.p.eng.sm.peerWaiters["10.9.9.9:8000"])
+		h.p.mu.Unlock()
+		require.LessOrEqual(t, listed, 2*left+1, "%d still wait", left)
+	}
+	assert.Equal(t, int64(n), h.metricSum(metricPeerServiceSet, "source", "address"))
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	assert.Empty(t, h.p.eng.sm.peerWaiters)
+	assert.Empty(t, h.p.eng.sm.peerDrops)
+}
+
+// BenchmarkUntaughtPeerWaiters: n CLIENT spans to a host:port no SERVER
+// span teaches arrive within a settle, then give up one by one; the time per
+// span does not grow with n.
+func BenchmarkUntaughtPeerWaiters(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			batches := make([]ptrace.Traces, n)
+			for i := range batches {
+				r := fmt.Sprintf("%d-0", i)
+				batches[i] = buildTraces(gymProcs, procOrder, []sdef{{id: r + "/llm", parent: r + "/model-server", trace: "t-" + r, name: "HTTP POST",
+					kind: ptrace.SpanKindClient, proc: "model", attrs: map[string]any{"nemo.gym.rollout.id": r, "url.full": "http://10.9.9.9:8000/v1/chat/completions"}}})
+			}
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				cfg := testConfig()
+				h := newHarness(b, cfg)
+				b.StartTimer()
+				for _, td := range batches {
+					cp := ptrace.NewTraces()
+					td.CopyTo(cp)
+					h.consume(cp)
+					h.clock.Advance(cfg.Settle / time.Duration(n))
+				}
+				for h.pending() > 0 {
+					h.tickAt(cfg.Settle / time.Duration(n))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+		})
+	}
 }
