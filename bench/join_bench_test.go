@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -104,8 +106,9 @@ func recordForJoin(b *testing.B) *joinRecording {
 // run (its requests and capture files; as the harness's capture phase) through
 // gym → gymspans (C) and gym → gymcapture → gymspans (Cj), each component
 // built by its factory with its defaults, writing into a fresh dir of TMPDIR
-// holding the capture files. One caller decodes each request from protobuf
-// (as the receiver does) and hands it on; the pipeline is shut down at the
+// holding the capture files. One caller (callers=1), or four at once as the
+// receiver's concurrent requests are (callers=4), decode each request from
+// protobuf (as the receiver does) and hand it on; the pipeline is shut down at the
 // end, which decides and writes every span. Each iteration runs both, in
 // turn (C first in even iterations, Cj first in odd ones, so that a drift of
 // the machine falls on both alike), and reports per span of the recording
@@ -116,27 +119,34 @@ func recordForJoin(b *testing.B) *joinRecording {
 //	TMPDIR=/dev/shm go test -run '^$' -bench BenchmarkCaptureJoin -benchtime 10x -count 3 ./bench
 func BenchmarkCaptureJoin(b *testing.B) {
 	rec := recordForJoin(b)
-	var cpu [2]time.Duration // without, with the join
-	for i := 0; i < b.N; i++ {
-		for k := range 2 {
-			join := (i+k)%2 == 1
-			if join {
-				cpu[1] += runJoinPipeline(b, rec, true)
-			} else {
-				cpu[0] += runJoinPipeline(b, rec, false)
+	for _, callers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			var cpu [2]time.Duration // without, with the join
+			for i := 0; i < b.N; i++ {
+				for k := range 2 {
+					join := (i+k)%2 == 1
+					name := map[bool]string{false: "C", true: "Cj"}[join]
+					// The label tells the two apart in a -cpuprofile (pprof
+					// -tagfocus pipeline=Cj): the pipelines' goroutines
+					// started within inherit it.
+					pprof.Do(context.Background(), pprof.Labels("pipeline", name), func(context.Context) {
+						d := runJoinPipeline(b, rec, join, callers)
+						cpu[map[bool]int{false: 0, true: 1}[join]] += d
+					})
+				}
 			}
-		}
+			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.spans) }
+			b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
+			b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
+			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.spans) }
-	b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
-	b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
-	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")
-	b.ReportMetric(0, "ns/op")
 }
 
 // runJoinPipeline runs the recording through one pipeline and returns the
 // CPU time it took.
-func runJoinPipeline(b *testing.B, rec *joinRecording, join bool) time.Duration {
+func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) time.Duration {
 	b.StopTimer()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "join-run-")
@@ -150,18 +160,18 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool) time.Duration 
 	expCfg.CaptureDir = dir
 	exp, err := expFactory.CreateTraces(ctx, exportertest.NewNopSettings(expFactory.Type()), expCfg)
 	require.NoError(b, err)
-	var next consumer.Traces = exp
+	var head consumer.Traces = exp
 	components := []component.Component{exp}
 	if join {
 		f := gymcaptureprocessor.NewFactory()
 		cfg := f.CreateDefaultConfig().(*gymcaptureprocessor.Config)
 		cfg.CaptureDir = dir
-		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), cfg, next)
+		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), cfg, head)
 		require.NoError(b, err)
-		next = p
+		head = p
 		components = append(components, p)
 	}
-	gym, err := gymFactory.CreateTraces(ctx, processortest.NewNopSettings(gymFactory.Type()), gymFactory.CreateDefaultConfig(), next)
+	gym, err := gymFactory.CreateTraces(ctx, processortest.NewNopSettings(gymFactory.Type()), gymFactory.CreateDefaultConfig(), head)
 	require.NoError(b, err)
 	components = append(components, gym)
 	host := factoryHost{Host: componenttest.NewNopHost(), gym: gymFactory}
@@ -171,11 +181,29 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool) time.Duration 
 
 	b.StartTimer()
 	before := processCPU()
-	for _, body := range rec.bodies {
-		req := ptraceotlp.NewExportRequest()
-		require.NoError(b, req.UnmarshalProto(body))
-		require.NoError(b, gym.ConsumeTraces(ctx, req.Traces()))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(rec.bodies); i = int(next.Add(1) - 1) {
+				req := ptraceotlp.NewExportRequest()
+				if err := req.UnmarshalProto(rec.bodies[i]); err != nil {
+					errs <- err
+					return
+				}
+				if err := gym.ConsumeTraces(ctx, req.Traces()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	close(errs)
+	require.NoError(b, <-errs)
 	for i := len(components) - 1; i >= 0; i-- { // the gym processor first
 		require.NoError(b, components[i].Shutdown(ctx))
 	}
