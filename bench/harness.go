@@ -326,11 +326,7 @@ func (h *harness) prepareCapture(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recording gymsim with its capture files: %w", err)
 	}
-	n := 0
-	for _, td := range reqs {
-		n += td.SpanCount()
-	}
-	rs, err := buildReplay(reqs, n)
+	rs, err := replayOnce(reqs)
 	if err != nil {
 		return err
 	}
@@ -379,12 +375,7 @@ func copyFiles(src, dst string) error {
 // prepareShort builds the short phase's requests: shortRun's many short
 // rollouts, sent once.
 func (h *harness) prepareShort() error {
-	reqs := shortRun(h.o.shortRollouts)
-	n := 0
-	for _, td := range reqs {
-		n += td.SpanCount()
-	}
-	rs, err := buildReplay(reqs, n)
+	rs, err := replayOnce(shortRun(h.o.shortRollouts))
 	if err != nil {
 		return err
 	}

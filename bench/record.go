@@ -276,6 +276,16 @@ func buildReplay(reqs []ptrace.Traces, want int) (*replaySet, error) {
 	return rs, nil
 }
 
+// replayOnce encodes the requests for one pass: every span sent once, with
+// its ids as recorded.
+func replayOnce(reqs []ptrace.Traces) (*replaySet, error) {
+	n := 0
+	for _, td := range reqs {
+		n += td.SpanCount()
+	}
+	return buildReplay(reqs, n)
+}
+
 func passMasks(pass int) (tm [16]byte, sm uint64) {
 	if pass == 0 {
 		return tm, 0
