@@ -446,26 +446,63 @@ func runDirName(r *runResult) string {
 	return fmt.Sprintf("%s-%d", strings.ReplaceAll(r.Pipeline, "'", "prime"), r.Rep)
 }
 
-func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) error {
-	dir := filepath.Join(h.out, r.Phase, runDirName(r))
+// prepareRun makes a run's dirs (its capture files copied in, for the
+// capture phase) and picks its ports; sink are the ports of pipeline D's
+// second collector.
+func (h *harness) prepareRun(r *runResult, pprofPort int) (dir string, p, sink ports, err error) {
+	dir = filepath.Join(h.out, r.Phase, runDirName(r))
 	outDir := filepath.Join(dir, "out")
 	if err := os.MkdirAll(outDir, 0o750); err != nil {
-		return err
+		return "", p, sink, err
 	}
 	pp, err := freePorts(6)
 	if err != nil {
-		return err
+		return "", p, sink, err
 	}
-	p := ports{GRPC: pp[0], HTTP: pp[1], Metrics: pp[2], Pprof: pprofPort, SinkGRPC: pp[3], Out: outDir}
 	if r.Phase == phaseCapture {
 		if err := h.copyCaptures(outDir); err != nil {
-			return fmt.Errorf("copying the capture files: %w", err)
+			return "", p, sink, fmt.Errorf("copying the capture files: %w", err)
 		}
 	}
+	return dir, ports{GRPC: pp[0], HTTP: pp[1], Metrics: pp[2], Pprof: pprofPort, SinkGRPC: pp[3], Out: outDir},
+		ports{GRPC: pp[3], Metrics: pp[4], Out: outDir}, nil
+}
+
+// drainTarget is how many spans must come out once the load ended: the
+// expected set's spans in a rollout when the load knows its span ids (a job
+// span may be held by the gym processor until shutdown; the final count
+// covers it), else as many distinct spans as the receiver accepted. It
+// records the accepted and sent spans in r and tells the tailer what to
+// expect.
+func drainTarget(ctx context.Context, r *runResult, col *collector, tl *tailer, expected map[uint64]uint8) (accepted, target, inRollout int, err error) {
+	m, err := scrape(ctx, col.metrics)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("reading the collector's metrics: %w", err)
+	}
+	accepted = int(m[mAccepted])
+	r.Spans = accepted
+	target = accepted
+	if expected != nil {
+		r.Sent = len(expected)
+		inRollout = countInRollout(expected)
+		target = inRollout
+		if tl != nil {
+			tl.want(expected)
+		}
+	}
+	return accepted, target, inRollout, nil
+}
+
+func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) error {
+	dir, p, sp, err := h.prepareRun(r, pprofPort)
+	if err != nil {
+		return err
+	}
+	outDir := p.Out
 
 	sinkMetrics := ""
 	if r.Pipeline == "D" {
-		sink, err := h.startSink(ctx, dir, ports{GRPC: pp[3], Metrics: pp[4], Out: outDir})
+		sink, err := h.startSink(ctx, dir, sp)
 		if err != nil {
 			return err
 		}
@@ -519,26 +556,9 @@ func (h *harness) measure(ctx context.Context, r *runResult, pprofPort int) erro
 		expected = ld.expected
 	}
 
-	// How many spans must come out: the expected set when the load knows its
-	// span ids, else what the receiver accepted. C' writes only spans that
-	// belong to a rollout.
-	m, err := scrape(ctx, col.metrics)
+	accepted, target, inRollout, err := drainTarget(ctx, r, col, tl, expected)
 	if err != nil {
-		return fmt.Errorf("reading the collector's metrics: %w", err)
-	}
-	accepted := int(m[mAccepted])
-	r.Spans = accepted
-	// The drain waits for the spans in a rollout when the load knows them
-	// (a job span may be held by the gym processor until shutdown; the final
-	// count covers it), else for as many distinct spans as were accepted.
-	target, inRollout := accepted, 0
-	if expected != nil {
-		r.Sent = len(expected)
-		inRollout = countInRollout(expected)
-		target = inRollout
-		if tl != nil {
-			tl.want(expected)
-		}
+		return err
 	}
 
 	// Drain: wait until the output holds every span (or, for D, the exporter
