@@ -315,18 +315,10 @@ func (h *harness) prepareReplay(ctx context.Context) error {
 // the spans of its call are exported.
 func (h *harness) prepareCapture(ctx context.Context) error {
 	t0 := time.Now()
-	rec, err := startRecorder()
-	if err != nil {
-		return err
-	}
 	h.captureDir = filepath.Join(h.out, "capture-recording")
-	args := captureRecordArgs(h.o.captureRollouts, h.o.gymsimConcurrency, rec.addr, h.captureDir)
-	err = h.runTool(ctx, "record-gymsim-capture", h.gymsim, args)
-	reqs := rec.stop()
-	if err != nil {
-		return fmt.Errorf("recording gymsim with its capture files: %w", err)
-	}
-	rs, err := replayOnce(reqs)
+	rs, err := recordCapture(h.o.captureRollouts, h.o.gymsimConcurrency, h.captureDir, func(args []string) error {
+		return h.runTool(ctx, "record-gymsim-capture", h.gymsim, args)
+	})
 	if err != nil {
 		return err
 	}
@@ -342,17 +334,23 @@ func (h *harness) prepareCapture(ctx context.Context) error {
 	return nil
 }
 
-// captureRecordArgs are gymsim's arguments for the capture phase's
-// recording: rollouts of the default preset sent over OTLP/HTTP to the
-// recorder at addr, their capture files written into dir.
-func captureRecordArgs(rollouts, concurrency int, addr, dir string) []string {
-	return []string{"--preset", "default", "--rollouts", strconv.Itoa(rollouts),
+// recordCapture records, through the recorder, the gymsim run that runGymsim
+// runs with the arguments given (rollouts of the default preset over
+// OTLP/HTTP, their capture files written into dir), encoded to be sent once.
+func recordCapture(rollouts, concurrency int, dir string, runGymsim func(args []string) error) (*replaySet, error) {
+	rec, err := startRecorder()
+	if err != nil {
+		return nil, err
+	}
+	err = runGymsim([]string{"--preset", "default", "--rollouts", strconv.Itoa(rollouts),
 		"--concurrency", strconv.Itoa(concurrency), "--protocol", "http",
-		"--endpoint", "http://" + addr, "--blocking", "--run-id", "recorded", "--capture-dir", dir}
+		"--endpoint", "http://" + rec.addr, "--blocking", "--run-id", "recorded", "--capture-dir", dir})
+	reqs := rec.stop()
+	if err != nil {
+		return nil, fmt.Errorf("recording gymsim with its capture files: %w", err)
+	}
+	return replayOnce(reqs)
 }
-
-// copyCaptures copies the recorded capture files into dir.
-func (h *harness) copyCaptures(dir string) error { return copyFiles(h.captureDir, dir) }
 
 // copyFiles copies every file of src into dst.
 func copyFiles(src, dst string) error {
@@ -460,7 +458,7 @@ func (h *harness) prepareRun(r *runResult, pprofPort int) (dir string, p, sink p
 		return "", p, sink, err
 	}
 	if r.Phase == phaseCapture {
-		if err := h.copyCaptures(outDir); err != nil {
+		if err := copyFiles(h.captureDir, outDir); err != nil {
 			return "", p, sink, fmt.Errorf("copying the capture files: %w", err)
 		}
 	}

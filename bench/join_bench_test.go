@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -34,11 +33,11 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 )
 
-// joinRecording is a gymsim run recorded as the capture phase records it:
-// its OTLP requests, protobuf-encoded as they came, and its capture files.
+// joinRecording is a gymsim run recorded as the capture phase records it
+// (recordCapture): its requests, encoded to be sent once, and its capture
+// files.
 type joinRecording struct {
-	bodies   [][]byte
-	spans    int
+	*replaySet
 	captures string
 }
 
@@ -71,31 +70,15 @@ func recordForJoin(b *testing.B) *joinRecording {
 			joinErr = err
 			return
 		}
-		rec, err := startRecorder()
-		if err != nil {
-			joinErr = err
-			return
-		}
-		var out bytes.Buffer
-		cmd := exec.Command(bin, captureRecordArgs(rollouts, 64, rec.addr, filepath.Join(dir, "captures"))...)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err = cmd.Run()
-		reqs := rec.stop()
-		if err != nil {
-			joinErr = fmt.Errorf("gymsim: %w\n%s", err, out.String())
-			return
-		}
-		r := &joinRecording{captures: filepath.Join(dir, "captures")}
-		for _, td := range reqs {
-			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		captures := filepath.Join(dir, "captures")
+		rs, err := recordCapture(rollouts, 64, captures, func(args []string) error {
+			out, err := exec.Command(bin, args...).CombinedOutput()
 			if err != nil {
-				joinErr = err
-				return
+				return fmt.Errorf("gymsim: %w\n%s", err, out)
 			}
-			r.bodies = append(r.bodies, body)
-			r.spans += td.SpanCount()
-		}
-		joinRec = r
+			return nil
+		})
+		joinRec, joinErr = &joinRecording{replaySet: rs, captures: captures}, err
 	})
 	require.NoError(b, joinErr)
 	return joinRec
@@ -124,18 +107,16 @@ func BenchmarkCaptureJoin(b *testing.B) {
 			var cpu [2]time.Duration // without, with the join
 			for i := 0; i < b.N; i++ {
 				for k := range 2 {
-					join := (i+k)%2 == 1
-					name := map[bool]string{false: "C", true: "Cj"}[join]
+					which := (i + k) % 2 // 0: C, 1: Cj
 					// The label tells the two apart in a -cpuprofile (pprof
-					// -tagfocus pipeline=Cj): the pipelines' goroutines
+					// -tagfocus 'pipeline=^Cj$'): the pipelines' goroutines
 					// started within inherit it.
-					pprof.Do(context.Background(), pprof.Labels("pipeline", name), func(context.Context) {
-						d := runJoinPipeline(b, rec, join, callers)
-						cpu[map[bool]int{false: 0, true: 1}[join]] += d
+					pprof.Do(context.Background(), pprof.Labels("pipeline", []string{"C", "Cj"}[which]), func(context.Context) {
+						cpu[which] += runJoinPipeline(b, rec, which == 1, callers)
 					})
 				}
 			}
-			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.spans) }
+			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.total) }
 			b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
 			b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
 			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")

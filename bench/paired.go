@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -45,10 +46,10 @@ func pairedRatios(results []*runResult) []pairedRatio {
 			continue
 		}
 		cpu[key{r.Phase, r.Pipeline, r.Rep}] = r.cpuPerM()
-		if !contains(phases, r.Phase) {
+		if !slices.Contains(phases, r.Phase) {
 			phases = append(phases, r.Phase)
 		}
-		if !contains(order, r.Pipeline) {
+		if !slices.Contains(order, r.Pipeline) {
 			order = append(order, r.Pipeline)
 		}
 	}
@@ -87,15 +88,6 @@ func pairedRatios(results []*runResult) []pairedRatio {
 	return out
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // medianBounds are the 0-based order statistics (lo, hi) of n values that
 // bound their population median with the highest confidence level of at
 // least 95% the narrowest such pair gives (level 0: n is too small for 95%).
@@ -115,8 +107,8 @@ func medianBounds(n int) (lo, hi int, level float64) {
 // binomialCDF is P(Binomial(n, 1/2) <= k).
 func binomialCDF(n, k int) float64 {
 	p := 0.0
+	lg, _ := math.Lgamma(float64(n + 1))
 	for i := 0; i <= k; i++ {
-		lg, _ := math.Lgamma(float64(n + 1))
 		li, _ := math.Lgamma(float64(i + 1))
 		lni, _ := math.Lgamma(float64(n - i + 1))
 		p += math.Exp(lg - li - lni - float64(n)*math.Ln2)
