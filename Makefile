@@ -40,7 +40,7 @@ test: build vet lint
 	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(PKGS)
 	$(MAKE) fuzz
 
-# The real NeMo Gym end to end (issue #17; README "Real NeMo Gym"): the pinned Python venv,
+# The real NeMo Gym end to end (issue #17; e2e/README.md): the pinned Python venv,
 # made once and cached outside the repo by e2e/realgym/setup-venv.sh, then the e2e tests that
 # need it (TestRealGym*, TestConsole*Python*), which skip in `make test`. They run in a network
 # namespace of their own with only loopback up: Ray binds the machine's address otherwise, and
