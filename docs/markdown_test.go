@@ -32,24 +32,23 @@ var (
 	inlineLink  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
-// readMarkdown reads every .md file of the repository but build outputs and
-// test data.
-func readMarkdown(t *testing.T) map[string]*markdownFile {
+// walkRepo calls fn with the path from the repository root (slash-separated)
+// and the text of every file whose extension is in exts, outside build
+// outputs and the directories named in skip.
+func walkRepo(t *testing.T, exts, skip []string, fn func(rel, text string)) {
 	t.Helper()
-	files := map[string]*markdownFile{}
 	root := ".."
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "bin", "node_modules", "out", "testdata":
+			if slices.Contains([]string{".git", "bin", "node_modules", "out"}, d.Name()) || slices.Contains(skip, d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if filepath.Ext(path) != ".md" {
+		if !slices.Contains(exts, filepath.Ext(path)) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -57,12 +56,21 @@ func readMarkdown(t *testing.T) map[string]*markdownFile {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		files[filepath.ToSlash(rel)] = parseMarkdown(filepath.ToSlash(rel), string(b))
+		fn(filepath.ToSlash(rel), string(b))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// readMarkdown reads every .md file of the repository but test data.
+func readMarkdown(t *testing.T) map[string]*markdownFile {
+	t.Helper()
+	files := map[string]*markdownFile{}
+	walkRepo(t, []string{".md"}, []string{"testdata"}, func(rel, text string) {
+		files[rel] = parseMarkdown(rel, text)
+	})
 	return files
 }
 

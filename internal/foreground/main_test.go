@@ -149,41 +149,43 @@ func (s *session) wait() {
 	}
 }
 
-// Ctrl-C on the terminal reaches the command alone: make (outer) is not
-// interrupted, gets the command's status and has its terminal back.
-func TestCtrlCReachesTheCommandAlone(t *testing.T) {
-	s := startSession(t, "wait")
-	s.expect("foreground=")
-	if got := s.expect("ready"); got != "ready owns_terminal=true" {
-		t.Errorf("the command: %q, want it to own the terminal", got)
+// Ctrl-C on the terminal reaches the command alone, and so does a SIGTERM to
+// foreground (make sends it to its recipe when it is terminated): make
+// (outer) is not interrupted, gets the command's status and has its terminal
+// back.
+func TestStopsReachTheCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stop    func(s *session, foreground int) error
+		stopped string
+	}{
+		{"Ctrl-C", func(s *session, _ int) error {
+			_, err := s.master.Write([]byte{3}) // ^C, as typed
+			return err
+		}, "stopped by interrupt"},
+		{"SIGTERM to foreground", func(_ *session, foreground int) error {
+			return syscall.Kill(foreground, syscall.SIGTERM)
+		}, "stopped by terminated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSession(t, "wait")
+			pid, err := strconv.Atoi(strings.TrimPrefix(s.expect("foreground="), "foreground="))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.expect("ready"); got != "ready owns_terminal=true" {
+				t.Errorf("the command: %q, want it to own the terminal", got)
+			}
+			if err := tc.stop(s, pid); err != nil {
+				t.Fatal(err)
+			}
+			s.expect(tc.stopped)
+			if got := s.expect("status="); got != "status=0 terminal_back=true outer_interrupted=false" {
+				t.Errorf("outer: %q", got)
+			}
+			s.wait()
+		})
 	}
-	if _, err := s.master.Write([]byte{3}); err != nil { // ^C, as typed
-		t.Fatal(err)
-	}
-	s.expect("stopped by interrupt")
-	if got := s.expect("status="); got != "status=0 terminal_back=true outer_interrupted=false" {
-		t.Errorf("outer: %q", got)
-	}
-	s.wait()
-}
-
-// SIGTERM to foreground (make sends it to its recipe when it is terminated)
-// reaches the command.
-func TestSIGTERMIsPassedOn(t *testing.T) {
-	s := startSession(t, "wait")
-	pid, err := strconv.Atoi(strings.TrimPrefix(s.expect("foreground="), "foreground="))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.expect("ready")
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	s.expect("stopped by terminated")
-	if got := s.expect("status="); got != "status=0 terminal_back=true outer_interrupted=false" {
-		t.Errorf("outer: %q", got)
-	}
-	s.wait()
 }
 
 // A command that fails fails foreground with its status.
