@@ -8,15 +8,12 @@ OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
 # `make run ARGS='--config config/jaeger.yaml'`. The recipe execs
-# internal/foreground, so the collector is make's own child (`go run` would not
-# pass make's SIGTERM on, and the collector would be left running with its
-# ports held). On a terminal, foreground runs the collector in a process group
-# of its own that owns the terminal: Ctrl-C reaches the collector alone, and
-# make exits with its status (0 after a clean stop; 130 if make took the
-# SIGINT too). A SIGTERM to make is passed on to the collector, which stops
-# cleanly, but make then exits 143 whatever its recipe did: GNU make re-raises
-# a fatal signal on itself. Scripts that want the status signal the collector
-# or run bin/otelcol-gym (e2e/makerun_test.go).
+# internal/foreground, so the collector is make's own child and gets make's
+# SIGTERM (`go run` would not pass it on). On a terminal, foreground gives the
+# collector a process group of its own that owns the terminal, so Ctrl-C
+# reaches the collector alone and make exits with its status (0 after a clean
+# stop) instead of 130. After a SIGTERM to make itself, make exits 143 however
+# cleanly the collector stopped: GNU make re-raises it (docs/development.md).
 run: collector $(BIN)/foreground
 	exec $(BIN)/foreground $(BIN)/otelcol-gym $(ARGS)
 
