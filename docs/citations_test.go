@@ -6,9 +6,7 @@
 package docs
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -49,28 +47,7 @@ func TestDesignKeepsItsNumbering(t *testing.T) {
 // section of design.md, and no checked file cites the SPEC or the team's
 // reference notes.
 func TestCitationsPointIntoDesign(t *testing.T) {
-	root := ".."
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "bin", "node_modules", "out":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		ext := filepath.Ext(path)
-		if !slices.Contains(checkedExtensions, ext) {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		text := string(b)
-		rel, _ := filepath.Rel(root, path)
+	walkRepo(t, checkedExtensions, nil, func(rel, text string) {
 		for _, m := range citation.FindAllStringSubmatch(text, -1) {
 			for _, n := range number.FindAllStringSubmatch(m[1], -1) {
 				if !slices.Contains(sections, n[1]) {
@@ -87,14 +64,10 @@ func TestCitationsPointIntoDesign(t *testing.T) {
 				}
 			}
 		}
-		if slices.Contains(checkedExtensions, ext) && !strings.HasSuffix(rel, "citations_test.go") {
+		if !strings.HasSuffix(rel, "citations_test.go") {
 			for _, m := range foreign.FindAllString(text, -1) {
 				t.Errorf("%s cites %q, which a user of the repository does not have: cite design §N", rel, m)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
