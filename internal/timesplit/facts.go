@@ -1,0 +1,87 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package timesplit
+
+import (
+	"encoding/binary"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
+	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// Span is what the split keeps of a span: 40 bytes, whatever the span held.
+type Span struct {
+	ID, Parent uint64 // span ids; Parent 0: none
+	Start, End int64  // Unix nanoseconds
+	Role       Role
+}
+
+// Process is what Facts reads of a span's resource: its service, its
+// nemo.gym.server.type, and the server type of a service (nil: unknown),
+// for a CLIENT span's peer.service.
+type Process struct {
+	Service, ServerType string
+	TypeOf              func(service string) string
+}
+
+// Facts is what the split keeps of span, from process p. It reads the span's
+// URLs, peer.service and ASGI event attribute in one pass, each key's first
+// value as Map.Get gives it.
+func Facts(span ptrace.Span, p Process) Span {
+	sid, pid := span.SpanID(), span.ParentSpanID()
+	f := Span{
+		ID: binary.BigEndian.Uint64(sid[:]), Parent: binary.BigEndian.Uint64(pid[:]),
+		Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()),
+	}
+	info := Info{Span: modelcall.Span{Name: span.Name(), ServerType: p.ServerType, Service: p.Service}}
+	switch span.Kind() {
+	case ptrace.SpanKindServer:
+		info.Kind = "SERVER"
+	case ptrace.SpanKindClient:
+		info.Kind = "CLIENT"
+	}
+	readAttributes(span.Attributes(), &info)
+	if p.TypeOf != nil && info.Kind == "CLIENT" && info.PeerService != "" {
+		info.CalleeType = p.TypeOf(info.PeerService)
+	}
+	f.Role = RoleOf(info)
+	return f
+}
+
+// readAttributes sets s's URL attributes, peer.service and ASGIEvent from
+// attrs.
+func readAttributes(attrs pcommon.Map, s *Info) {
+	var seen uint8
+	take := func(bit uint8, dst *string, v pcommon.Value) {
+		if seen&bit == 0 {
+			seen |= bit
+			if v.Type() == pcommon.ValueTypeStr {
+				*dst = v.Str()
+			}
+		}
+	}
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		switch k {
+		case string(conventions.URLPathKey):
+			take(1, &s.URLPath, v)
+		case string(oldconventions.HTTPTargetKey):
+			take(2, &s.HTTPTarget, v)
+		case string(conventions.HTTPRouteKey):
+			take(4, &s.HTTPRoute, v)
+		case string(conventions.URLFullKey):
+			take(8, &s.URLFull, v)
+		case string(oldconventions.HTTPURLKey):
+			take(16, &s.HTTPURL, v)
+		case string(conventions.PeerServiceKey):
+			take(32, &s.PeerService, v)
+		case asgiEventAttribute:
+			s.ASGIEvent = true
+		}
+		return true
+	})
+}
