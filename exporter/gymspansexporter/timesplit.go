@@ -165,7 +165,7 @@ func (e *spansExporter) appendSplit(buf []byte, root rootRef) []byte {
 	split, o := e.split.tracker.Finish(rolloutKey(root.run, root.rollout), root.facts)
 	e.metrics.ExporterGymspansTimeSplitRollouts.Add(context.Background(), 1, e.split.outcomes[o])
 	e.split.reportHeld(e.metrics)
-	if o != timesplit.Computed {
+	if o != timesplit.Computed && o != timesplit.Repeated {
 		return buf
 	}
 	buf = append(buf, `,"`+timesplit.Field+`":`...)

@@ -22,11 +22,14 @@ const (
 	Evicted
 	// Invalid: the root ends before it starts.
 	Invalid
+	// Repeated: the root was finished before (a redelivery): the split it
+	// got then, for a line written again; not to be counted again.
+	Repeated
 	// Outcomes is the number of outcomes.
 	Outcomes
 )
 
-var outcomeNames = [Outcomes]string{"computed", "missed_spans", "evicted", "invalid"}
+var outcomeNames = [Outcomes]string{"computed", "missed_spans", "evicted", "invalid", "repeated"}
 
 // String is the outcome's name on the components' own metrics.
 func (o Outcome) String() string {
@@ -137,14 +140,18 @@ func (t *Tracker) Withhold(k Key) {
 
 // Finish computes the split of rollout k from root, its root, and the facts
 // added before, then lets them go. A root finished before gets the split it
-// got then; another root of a finished rollout gets none (Evicted).
+// got then (Repeated); another root of a finished rollout gets none
+// (Evicted).
 func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
 	rootID := root.ID
 	if f, ok := t.done.Get(k); ok {
-		if f.outcome == Computed && f.root != rootID {
+		switch {
+		case f.outcome != Computed:
+			return Split{}, f.outcome
+		case f.root != rootID:
 			return Split{}, Evicted
 		}
-		return f.split, f.outcome
+		return f.split, Repeated
 	}
 	r, _ := t.open.Get(k)
 	t.forget(k)

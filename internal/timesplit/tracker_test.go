@@ -23,7 +23,7 @@ func TestTrackerLateSpansAndRedelivery(t *testing.T) {
 	assert.False(t, tr.Add(k, sp(4, 1, 60, 70, ModelCall)), "a late span")
 	assert.Equal(t, Counts{Late: 1}, tr.TakeCounts())
 	again, o := tr.Finish(k, root)
-	assert.Equal(t, Computed, o, "the root delivered again")
+	assert.Equal(t, Repeated, o, "the root delivered again")
 	assert.Equal(t, got, again, "gets the split it got")
 	_, o = tr.Finish(k, sp(9, 0, 0, 100, AgentRun))
 	assert.Equal(t, Evicted, o, "another root of a finished rollout")
