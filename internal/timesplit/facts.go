@@ -31,7 +31,8 @@ type Process struct {
 
 // Facts is what the split keeps of span, from process p. It reads the span's
 // URLs, peer.service and ASGI event attribute in one pass, each key's first
-// value as Map.Get gives it.
+// value as Map.Get gives it; those of an INTERNAL span whose name says its
+// role (Gym's gym.*, the ASGI events) not at all.
 func Facts(span ptrace.Span, p Process) Span {
 	sid, pid := span.SpanID(), span.ParentSpanID()
 	f := Span{
@@ -45,7 +46,9 @@ func Facts(span ptrace.Span, p Process) Span {
 	case ptrace.SpanKindClient:
 		info.Kind = "CLIENT"
 	}
-	readAttributes(span.Attributes(), &info)
+	if info.Kind != "" || !byName(info.Name) {
+		readAttributes(span.Attributes(), &info)
+	}
 	if p.TypeOf != nil && info.Kind == "CLIENT" && info.PeerService != "" {
 		info.CalleeType = p.TypeOf(info.PeerService)
 	}

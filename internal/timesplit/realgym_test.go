@@ -142,7 +142,7 @@ func applyDecision(t *testing.T, span ptrace.Span, d expectedSpan) {
 	}
 }
 
-func readRequests(t *testing.T, dir string) []ptrace.Traces {
+func readRequests(t testing.TB, dir string) []ptrace.Traces {
 	f, err := os.Open(filepath.Join(dir, "requests.jsonl.gz"))
 	require.NoError(t, err)
 	defer f.Close()

@@ -20,8 +20,9 @@ const (
 	// Plain: no role of its own; its time is its nearest role's (the agent's
 	// inside the agent's /run, queue or other outside it).
 	Plain Role = iota
-	// Event: an ASGI message event (asgi.event.type: the "http receive" and
-	// "http send" children of a FastAPI SERVER span): the server's I/O, not
+	// Event: an ASGI message event (asgi.event.type, or an INTERNAL span
+	// named "<route> http receive" or "<route> http send": the children of a
+	// FastAPI SERVER span): the server's I/O, not
 	// work, left out of the walk so that its time is its SERVER span's. The
 	// receive that waits for the client's disconnect lasts the whole request
 	// and outlives its parent: taken as a child it would hide every call.
@@ -49,7 +50,10 @@ const (
 	verifySpanName     = "gym.verify"
 	toolCallSpanName   = "gym.tool_call"
 	sandboxSpanPrefix  = "gym.sandbox."
+	gymSpanPrefix      = "gym."
 	asgiEventAttribute = "asgi.event.type"
+	asgiReceiveSuffix  = " http receive"
+	asgiSendSuffix     = " http send"
 )
 
 // Gym's routes (after the /ng-rollout/<id> prefix).
@@ -68,7 +72,7 @@ type Info struct {
 // RoleOf says what s is to the split.
 func RoleOf(s Info) Role {
 	switch {
-	case s.ASGIEvent:
+	case s.ASGIEvent, s.Kind != "SERVER" && s.Kind != "CLIENT" && asgiEventName(s.Name):
 		return Event
 	case modelcall.KindOf(s.Span) != modelcall.NotModelCall:
 		return ModelCall
@@ -87,6 +91,16 @@ func RoleOf(s Info) Role {
 		return serverRole(s.ServerType, serverRoute(s.Span))
 	}
 	return Plain
+}
+
+// byName reports whether the role of an INTERNAL span of this name needs
+// none of its attributes: Gym's own spans, and the ASGI events.
+func byName(name string) bool {
+	return strings.HasPrefix(name, gymSpanPrefix) || asgiEventName(name)
+}
+
+func asgiEventName(name string) bool {
+	return strings.HasSuffix(name, asgiReceiveSuffix) || strings.HasSuffix(name, asgiSendSuffix)
 }
 
 // serverRole: a SERVER span is the agent's /run, a verify or a tool call by

@@ -23,20 +23,15 @@ import (
 // before it starts. spans may hold root itself and spans of no concern (they
 // are not reached); Of reorders spans.
 func Of(root Span, spans []Span) (split Split, ok bool) {
-	if root.End < root.Start {
-		return Split{}, false
-	}
-	w := newWalk(root, spans)
-	w.agent = w.findAgent()
-	w.run()
-	return w.split, true
+	return new(walk).of(root, spans)
 }
 
 // noCall: a frame's time is not (yet) any call's.
 const noCall = Categories
 
 // walk is one Of: the spans sorted by parent, then by end (latest first),
-// and what the walk found.
+// and what the walk found. A Tracker reuses one, its slices' capacity with
+// it.
 type walk struct {
 	root    Span
 	spans   []Span
@@ -44,20 +39,45 @@ type walk struct {
 	agent   int   // index of the agent's /run (or gym.rollout), -1: none; len(spans): root
 	agentAt int64 // its start, clipped to root
 	split   Split
+	// Scratch: findAgent's marks and queue, run's stack.
+	seen  []bool
+	queue []queued
+	stack []frame
 }
 
-func newWalk(root Span, spans []Span) *walk {
-	slices.SortFunc(spans, func(a, b Span) int {
-		return cmp.Or(cmp.Compare(a.Parent, b.Parent), cmp.Compare(b.End, a.End),
-			cmp.Compare(a.Start, b.Start), cmp.Compare(a.ID, b.ID))
-	})
-	w := &walk{root: root, spans: spans, visited: make([]bool, len(spans)), agent: -1}
+type queued struct{ i, depth int }
+
+func (w *walk) of(root Span, spans []Span) (Split, bool) {
+	if root.End < root.Start {
+		return Split{}, false
+	}
+	slices.SortFunc(spans, bySpanOrder)
+	w.root, w.spans, w.agent, w.agentAt, w.split = root, spans, -1, 0, Split{}
+	w.visited = slices.Grow(w.visited[:0], len(spans))[:len(spans)]
 	for i, s := range spans {
 		// Left out: the root (it may be among them), events, and a span
 		// that claims to be its own parent.
 		w.visited[i] = s.ID == root.ID || s.Role == Event || s.ID == s.Parent
 	}
-	return w
+	w.agent = w.findAgent()
+	w.run()
+	w.spans = nil
+	return w.split, true
+}
+
+// bySpanOrder sorts by parent, then by end (latest first), then by start
+// and id: a total order, so that the split does not depend on the order the
+// spans came in.
+func bySpanOrder(a, b Span) int {
+	switch {
+	case a.Parent != b.Parent:
+		return cmp.Compare(a.Parent, b.Parent)
+	case a.End != b.End:
+		return cmp.Compare(b.End, a.End)
+	case a.Start != b.Start:
+		return cmp.Compare(a.Start, b.Start)
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // children is the range of w.spans whose parent is id, latest end first.
@@ -103,12 +123,10 @@ func (w *walk) findAgent() int {
 			best[k] = found{i, depth}
 		}
 	}
-	seen := slices.Clone(w.visited)
-	type item struct{ i, depth int }
-	queue := []item{{len(w.spans), 0}}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
+	seen := append(w.seen[:0], w.visited...)
+	queue := append(w.queue[:0], queued{len(w.spans), 0})
+	for next := 0; next < len(queue); next++ {
+		it := queue[next]
 		switch w.role(it.i) {
 		case AgentRun:
 			better(0, it.i, it.depth, false)
@@ -121,10 +139,11 @@ func (w *walk) findAgent() int {
 		for c := lo; c < hi; c++ {
 			if !seen[c] {
 				seen[c] = true
-				queue = append(queue, item{c, it.depth + 1})
+				queue = append(queue, queued{c, it.depth + 1})
 			}
 		}
 	}
+	w.seen, w.queue = seen, queue
 	for _, b := range best {
 		if b.i >= 0 {
 			w.agentAt = min(max(w.span(b.i).Start, w.root.Start), w.root.End)
@@ -146,7 +165,8 @@ type frame struct {
 
 // run walks the critical path from the root, depth first, without recursion.
 func (w *walk) run() {
-	stack := []frame{w.enter(len(w.spans), w.root.Start, w.root.End, noCall, false)}
+	stack := append(w.stack[:0], w.enter(len(w.spans), w.root.Start, w.root.End, noCall, false))
+	defer func() { w.stack = stack[:0] }()
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		c, cs, ce := w.nextChild(f)

@@ -64,7 +64,15 @@ type Tracker struct {
 	last     Key // the rollout of the last Add, the newest in open
 	lastR    *rollout
 	counts   Counts
+	walk     walk     // Finish's, reused
+	free     [][]Span // the facts slices of finished rollouts, reused
 }
+
+// maxFree bounds the slices kept for reuse, and maxFreeCap their size.
+const (
+	maxFree    = 256
+	maxFreeCap = 1 << 12
+)
 
 type rollout struct {
 	spans    []Span
@@ -114,6 +122,10 @@ func (t *Tracker) Add(k Key, s Span) (isNew bool) {
 				t.evictOldest()
 			}
 			r, isNew = &rollout{}, true
+			if n := len(t.free); n > 0 {
+				r.spans, t.free = t.free[n-1], t.free[:n-1]
+				t.held += cap(r.spans)
+			}
 			t.open.Put(k, r)
 		}
 		t.last, t.lastR = k, r
@@ -154,7 +166,6 @@ func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
 		return f.split, Repeated
 	}
 	r, _ := t.open.Get(k)
-	t.forget(k)
 	f := finished{root: rootID, outcome: Missed}
 	if r == nil || !r.withheld {
 		var spans []Span
@@ -162,12 +173,13 @@ func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
 			spans = r.spans
 		}
 		var ok bool
-		if f.split, ok = Of(root, spans); ok {
+		if f.split, ok = t.walk.of(root, spans); ok {
 			f.outcome = Computed
 		} else {
 			f.outcome = Invalid
 		}
 	}
+	t.forget(k) // after the walk: its slice may be reused
 	t.done.Put(k, f)
 	return f.split, f.outcome
 }
@@ -203,6 +215,9 @@ func (t *Tracker) forget(k Key) {
 	if r, ok := t.open.Get(k); ok {
 		t.held -= cap(r.spans)
 		t.open.Delete(k)
+		if c := cap(r.spans); c > 0 && c <= maxFreeCap && len(t.free) < maxFree {
+			t.free = append(t.free, r.spans[:0])
+		}
 	}
 	if t.last == k {
 		t.last, t.lastR = Key{}, nil
