@@ -6,10 +6,7 @@ package timesplit
 import (
 	"encoding/binary"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
-	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
 )
@@ -47,44 +44,14 @@ func Facts(span ptrace.Span, p Process) Span {
 		info.Kind = "CLIENT"
 	}
 	if info.Kind != "" || !byName(info.Name) {
-		readAttributes(span.Attributes(), &info)
+		modelcall.ReadAttributes(span.Attributes(), &info.Span)
+	}
+	if info.Kind == "" && !byName(info.Name) {
+		_, info.ASGIEvent = span.Attributes().Get(asgiEventAttribute)
 	}
 	if p.TypeOf != nil && info.Kind == "CLIENT" && info.PeerService != "" {
 		info.CalleeType = p.TypeOf(info.PeerService)
 	}
 	f.Role = RoleOf(info)
 	return f
-}
-
-// readAttributes sets s's URL attributes, peer.service and ASGIEvent from
-// attrs.
-func readAttributes(attrs pcommon.Map, s *Info) {
-	var seen uint8
-	take := func(bit uint8, dst *string, v pcommon.Value) {
-		if seen&bit == 0 {
-			seen |= bit
-			if v.Type() == pcommon.ValueTypeStr {
-				*dst = v.Str()
-			}
-		}
-	}
-	attrs.Range(func(k string, v pcommon.Value) bool {
-		switch k {
-		case string(conventions.URLPathKey):
-			take(1, &s.URLPath, v)
-		case string(oldconventions.HTTPTargetKey):
-			take(2, &s.HTTPTarget, v)
-		case string(conventions.HTTPRouteKey):
-			take(4, &s.HTTPRoute, v)
-		case string(conventions.URLFullKey):
-			take(8, &s.URLFull, v)
-		case string(oldconventions.HTTPURLKey):
-			take(16, &s.HTTPURL, v)
-		case string(conventions.PeerServiceKey):
-			take(32, &s.PeerService, v)
-		case asgiEventAttribute:
-			s.ASGIEvent = true
-		}
-		return true
-	})
 }

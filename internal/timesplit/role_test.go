@@ -55,6 +55,8 @@ func TestRoleOf(t *testing.T) {
 		{"env_to_agent", client(env, "http://127.0.0.1:16568/run", "e", "a", agent), Plain},
 		{"agent_responses", internal("gym.agent.responses"), Plain},
 		{"asgi_event", Info{Span: modelcall.Span{Name: "POST /run http receive"}, ASGIEvent: true}, Event},
+		{"asgi_event_by_name", Info{Span: modelcall.Span{Name: "POST /ng-rollout/{rollout_id}/v1/responses http send"}}, Event},
+		{"server_named_like_an_event", Info{Span: modelcall.Span{Name: "POST http send", Kind: "SERVER", ServerType: resources, HTTPTarget: "/x"}}, ToolCall},
 
 		// Generic FastAPI/aiohttp spans (no server types).
 		{"generic_wrapper_run", server("POST /run", "", "/run"), Run},
