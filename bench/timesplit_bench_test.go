@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,7 +82,7 @@ func processedForSplit(b *testing.B) *splitInput {
 // gymsim run (as BenchmarkCaptureJoin records it: GYMSIM_BIN or bin/gymsim,
 // BENCH_JOIN_ROLLOUTS rollouts, default 3,000), by one caller or four at
 // once, into a fresh dir of TMPDIR, then shut down (every file written).
-// Each iteration runs both, in turn (on first in even iterations), and
+// Each iteration runs both, in turn (off first in even iterations), and
 // reports per span the process's CPU time (every goroutine, GC included)
 // from the first batch to the end of the shutdown: on-cpu-ns/span,
 // off-cpu-ns/span, and on/off, the ratio of their sums (target: at most
@@ -95,16 +93,9 @@ func BenchmarkTimeSplit(b *testing.B) {
 	in := processedForSplit(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			var cpu [2]time.Duration // off, on
-			for i := 0; i < b.N; i++ {
-				for k := range 2 {
-					on := (i+k)%2 == 0
-					which := map[bool]int{false: 0, true: 1}[on]
-					pprof.Do(context.Background(), pprof.Labels("time_split", []string{"off", "on"}[which]), func(context.Context) {
-						cpu[which] += runSplitExporter(b, in, on, callers)
-					})
-				}
-			}
+			cpu := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
+				return runSplitExporter(b, in, which == 1, callers)
+			})
 			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*in.spans) }
 			b.ReportMetric(perSpan(cpu[1]), "on-cpu-ns/span")
 			b.ReportMetric(perSpan(cpu[0]), "off-cpu-ns/span")
@@ -131,24 +122,7 @@ func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int) time.D
 
 	b.StartTimer()
 	before := processCPU()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(in.batches); i = int(next.Add(1) - 1) {
-				if err := exp.ConsumeTraces(ctx, in.batches[i]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	require.NoError(b, <-errs)
+	require.NoError(b, feed(callers, len(in.batches), func(i int) error { return exp.ConsumeTraces(ctx, in.batches[i]) }))
 	require.NoError(b, exp.Shutdown(ctx))
 	cpu := processCPU() - before
 	b.StopTimer()

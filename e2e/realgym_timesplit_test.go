@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 // The names of the time split (design §4.8), spelled out as a user reads
@@ -75,47 +73,13 @@ func checkRealGymTimeSplit(t *testing.T, m realGymMode, run *realGymRun) {
 // points are cumulative).
 func splitMetricPoints(t *testing.T, path, run string) (map[string]uint64, map[string]float64) {
 	t.Helper()
-	type point struct {
-		ts    pcommon.Timestamp
-		count uint64
-		sum   float64
-	}
-	last := map[string]point{}
-	eachFileLine(t, path, func(b []byte) {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(b)
-		require.NoError(t, err)
-		eachHistogramPoint(md, splitMetric, func(dp pmetric.HistogramDataPoint) {
-			if attrStr(dp.Attributes(), "nemo.run.id") != run {
-				return
-			}
-			c := attrStr(dp.Attributes(), "nemo.gym.rollout.category")
-			if p, ok := last[c]; !ok || dp.Timestamp() >= p.ts {
-				last[c] = point{dp.Timestamp(), dp.Count(), dp.Sum()}
-			}
-		})
-	})
-	require.NotEmpty(t, last, "no %s of run %s in %s", splitMetric, run, path)
 	counts, sums := map[string]uint64{}, map[string]float64{}
-	for c, p := range last {
-		counts[c], sums[c] = p.count, p.sum
-	}
-	return counts, sums
-}
-
-func eachHistogramPoint(md pmetric.Metrics, name string, f func(pmetric.HistogramDataPoint)) {
-	for i := 0; i < md.ResourceMetrics().Len(); i++ {
-		sms := md.ResourceMetrics().At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if ms.At(k).Name() != name {
-					continue
-				}
-				dps := ms.At(k).Histogram().DataPoints()
-				for d := 0; d < dps.Len(); d++ {
-					f(dps.At(d))
-				}
-			}
+	for _, dp := range lastHistogramPoints(t, path, splitMetric) { // genai_test.go
+		if attrStr(dp.Attributes(), "nemo.run.id") == run {
+			c := attrStr(dp.Attributes(), "nemo.gym.rollout.category")
+			counts[c], sums[c] = dp.Count(), dp.Sum()
 		}
 	}
+	require.NotEmpty(t, counts, "no %s of run %s in %s", splitMetric, run, path)
+	return counts, sums
 }
