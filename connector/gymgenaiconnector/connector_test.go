@@ -50,10 +50,6 @@ func (fixedClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
 	return make(chan time.Time), func() {}
 }
 
-func newTestConnector(t *testing.T) (*genAIConnector, *consumertest.MetricsSink, *componenttest.Telemetry) {
-	return newTestConnectorWith(t, fixedClock{}, nil)
-}
-
 // newTestConnectorWith starts a connector on clock with the default config
 // adjusted by mutate.
 func newTestConnectorWith(t *testing.T, clock timesource.Source, mutate func(*Config)) (*genAIConnector, *consumertest.MetricsSink, *componenttest.Telemetry) {
