@@ -58,6 +58,7 @@ func checkRealGymTimeSplit(t *testing.T, m realGymMode, run *realGymRun) {
 		assert.Positive(t, l.Split["verify"], "rollout %s is verified: %s", l.Rollout, b)
 	})
 	assert.Equal(t, len(run.rollouts), n, "rollouts.jsonl lines")
+	t.Logf("time split of %d rollouts, ms in all: %v", n, lineSums)
 	if !run.live {
 		return // a replay's spans are older than its collector: the connector leaves them out
 	}
@@ -66,6 +67,7 @@ func checkRealGymTimeSplit(t *testing.T, m realGymMode, run *realGymRun) {
 		assert.Equal(t, uint64(len(run.rollouts)), counts[c], "%s{category=%s} count", splitMetric, c)
 		assert.InDelta(t, lineSums[c]/1000, sums[c], 1e-5*float64(len(run.rollouts)), "%s{category=%s} sum (s) = the lines' sum", splitMetric, c)
 	}
+	t.Logf("%s of run %s: counts %v, sums (s) %v", splitMetric, m.runID, counts, sums)
 }
 
 // splitMetricPoints returns the count and sum of the last point of each
