@@ -94,6 +94,9 @@ func (s *rolloutSplits) observe(run string, p timesplit.Process, rollout string,
 		return
 	}
 	key, f := timesplit.Key{run, rollout}, timesplit.Facts(span, p)
+	if f.Role == timesplit.Event && f.Start >= s.started {
+		return // kept out of the walk, and not a span older than the connector
+	}
 	if s.tracker.Add(key, f) && f.Start < s.started {
 		s.tracker.Withhold(key)
 	}

@@ -106,7 +106,10 @@ func (e *spansExporter) splitFacts(b *batch, span ptrace.Span, run, rollout stri
 		return f, false
 	}
 	f = timesplit.Facts(span, b.splitProc)
-	if !retried {
+	// An event is kept out of the walk; it is given to the tracker only
+	// when it may be a rollout's first span seen that is older than the
+	// exporter (addSplitSpans), which is rare: most spans are events.
+	if !retried && (f.Role != timesplit.Event || f.Start < e.split.started) {
 		b.splitSpans = append(b.splitSpans, splitSpan{rolloutKey(run, rollout), f})
 	}
 	return f, true
