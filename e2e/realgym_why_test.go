@@ -21,7 +21,7 @@ func checkRealGymWhy(t *testing.T, m realGymMode, run *realGymRun) {
 	gymOut := filepath.Join(run.dir, "gym-output")
 	e := readWhyExpect(t, run.captureDir, gymOut, m.runID)
 	require.Len(t, e.ids, len(run.rollouts))
-	require.Len(t, e.split, len(e.ids), "every rollouts.jsonl line of the run has a time_split_ms (design §4.8)")
+	require.Len(t, e.split, len(e.ids), "every rollouts.jsonl line of the run has a time_split_ms")
 	require.Len(t, e.reward, len(e.ids), "Gym's output has a reward for every rollout")
 	require.Len(t, e.verdict, len(e.ids), "Gym's rollout_verdicts.jsonl has a verdict for every rollout")
 	v := startViewer(t, run.captureDir, "--gym-output", gymOut)

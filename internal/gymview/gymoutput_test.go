@@ -65,7 +65,7 @@ func TestWhyListOrder(t *testing.T) {
 		got = ids(base + "&sort=reward&order=" + order)
 		assert.Equal(t, "4-1", got[9], "%s: the rollout without a reward (dropped) is last", order)
 	}
-	assert.Equal(t, []string{"1-0", "2-1", "3-1"}, ids(base+"&sort=reward&order=asc")[:3], "the lowest reward first")
+	assert.Equal(t, []string{"1-0", "2-1", "3-1"}, ids(base + "&sort=reward&order=asc")[:3], "the lowest reward first")
 	assert.Equal(t, []string{"1-0", "2-1", "4-1"}, ids(base+"&sort=id&order=asc&gymfailed=1"))
 	assert.Equal(t, []string{"2-1", "3-0"}, ids(base+"&sort=id&order=asc&unhealthy=1"))
 	assert.Equal(t, []string{"2-1"}, ids(base+"&sort=id&order=asc&unhealthy=1&gymfailed=1"))

@@ -60,7 +60,7 @@ type rolloutLine struct {
 	ErrorCount  int             `json:"error_count"`
 	ServiceName string          `json:"service_name"`
 	Name        string          `json:"name"`
-	TimeSplitMS json.RawMessage `json:"time_split_ms"` // design §4.8 (timesplit.go)
+	TimeSplitMS json.RawMessage `json:"time_split_ms"` // where its time went (timesplit.go)
 }
 
 // rolloutIndex is rollouts.jsonl read incrementally: each refresh reads only

@@ -11,13 +11,13 @@ import (
 	"strconv"
 )
 
-// splitCategories are design §4.8's categories of a rollout's time, in the
-// order the viewer shows them.
+// splitCategories are the categories of a rollout's time (the gymspans
+// exporter's time_split_ms), in the order the viewer shows them.
 var splitCategories = [numCategories]string{"model", "tools", "verify", "agent", "queue", "other"}
 
 const numCategories = 6
 
-// splitMS is where a finished rollout's time went (design §4.8): the
+// splitMS is where a finished rollout's time went: the
 // milliseconds of each category, in splitCategories' order, from the
 // time_split_ms member of its rollouts.jsonl line.
 type splitMS [numCategories]float64

@@ -1,5 +1,5 @@
-// Why a rollout went as it did: where its time went (design §4.8, the
-// time_split_ms of rollouts.jsonl) and what Gym's output says of it
+// Why a rollout went as it did: where its time went (the time_split_ms
+// of rollouts.jsonl, design §4.8) and what Gym's output says of it
 // (reward, failure, health verdict). The run page's columns, filters and
 // percentiles, and the rollout page's bar and results, are built here.
 import { el, api, fmtMS, fmtInt, fill } from './dom.js';
@@ -78,7 +78,7 @@ export async function runWhy(run, box, table, gymFilters) {
 // splitStats is the run's p50/p90/max per category.
 function splitStats(s) {
   if (!s.with_split) {
-    return s.finished ? el('p', { class: 'muted', id: 'split-none', text: 'Where the time went: no rollout of this run has a time split in rollouts.jsonl (a collector older than design §4.8, or the split turned off).' }) : null;
+    return s.finished ? el('p', { class: 'muted', id: 'split-none', text: 'Where the time went: no rollout of this run has a time split in rollouts.jsonl (a collector without the time split, or with time_split turned off).' }) : null;
   }
   const note = s.with_split < s.finished ? ' (' + fmtInt(s.with_split) + ' of ' + fmtInt(s.finished) + ' finished rollouts have one)' : '';
   return el('section', { id: 'split-stats' },
