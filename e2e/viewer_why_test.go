@@ -26,7 +26,7 @@ import (
 // expectations are read here from the files themselves, with
 // encoding/json, independently of the viewer's readers.
 
-var splitCategories = []string{"model", "tools", "verify", "agent", "queue", "other"}
+var whyCategories = []string{"model", "tools", "verify", "agent", "queue", "other"}
 
 // whyExpect is what the files say of a run's rollouts.
 type whyExpect struct {
@@ -55,7 +55,7 @@ func readWhyExpect(t *testing.T, captureDir, gymDir, run string) whyExpect {
 		}
 		if l.Split != nil {
 			var ms []float64
-			for _, c := range splitCategories {
+			for _, c := range whyCategories {
 				v, ok := l.Split[c]
 				require.True(t, ok, "%s: time_split_ms without %s", l.ID, c)
 				ms = append(ms, v)
@@ -204,7 +204,7 @@ func checkWhyList(t *testing.T, b *browser, e whyExpect, run, shots string) {
 		}
 		assert.Equal(t, firstNonEmpty(e.verdict[r.ID], "–"), r.Verdict, "%s: verdict", r.ID)
 		assert.Equal(t, e.failed[r.ID], r.Failure != "", "%s: Gym failure %q", r.ID, r.Failure)
-		for c, name := range splitCategories {
+		for c, name := range whyCategories {
 			got, ok := parseMS(t, r.MS[name])
 			want, has := e.split[r.ID]
 			require.Equal(t, has, ok, "%s: %s shown", r.ID, name)
@@ -266,9 +266,9 @@ func checkWhyList(t *testing.T, b *browser, e whyExpect, run, shots string) {
 	type stat struct{ Name, P50, P90, Max string }
 	stats := evalJS[[]stat](b, `Array.from(document.querySelectorAll('#split-stats tr[data-category]'), (r) => ({
 		Name: r.dataset.category, P50: r.querySelector('.p50').dataset.ms, P90: r.querySelector('.p90').dataset.ms, Max: r.querySelector('.max').dataset.ms}))`)
-	require.Len(t, stats, len(splitCategories))
+	require.Len(t, stats, len(whyCategories))
 	for c, s := range stats {
-		require.Equal(t, splitCategories[c], s.Name)
+		require.Equal(t, whyCategories[c], s.Name)
 		var vals []float64
 		for _, ms := range e.split {
 			vals = append(vals, ms[c])
@@ -302,13 +302,13 @@ func checkWhyRollouts(t *testing.T, b *browser, e whyExpect, run, shots string) 
 				Width        float64
 			}
 			parts := evalJS[[]part](b, `Array.from(document.querySelectorAll('#split .split-bar .part'), (p) => ({Category: p.dataset.category, MS: p.dataset.ms, Width: parseFloat(p.style.width)}))`)
-			require.Len(t, parts, len(splitCategories), id)
+			require.Len(t, parts, len(whyCategories), id)
 			total := 0.0
 			for _, v := range ms {
 				total += v
 			}
 			for c, p := range parts {
-				assert.Equal(t, splitCategories[c], p.Category)
+				assert.Equal(t, whyCategories[c], p.Category)
 				got, _ := parseMS(t, p.MS)
 				assert.Equal(t, ms[c], got, "%s: %s", id, p.Category)
 				assert.InDelta(t, 100*ms[c]/total, p.Width, 0.01, "%s: %s's share of the bar", id, p.Category)

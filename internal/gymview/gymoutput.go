@@ -296,15 +296,8 @@ func firstOf(s ...string) string {
 	return ""
 }
 
-func (g *gymOutput) intern(s string) string {
-	if v, ok := g.strs[s]; ok {
-		return v
-	}
-	if len(g.strs) < 1<<12 {
-		g.strs[s] = s
-	}
-	return s
-}
+// intern keeps one copy of the kinds and verdicts most rows share.
+func (g *gymOutput) intern(s string) string { return intern(g.strs, s, 1<<12) }
 
 // result is what Gym's output says of rollout id (nil: nothing). A scored
 // row wins over a dropped one (a resumed run scored it after all).

@@ -191,12 +191,16 @@ func (ix *rolloutIndex) add(line []byte) error {
 }
 
 // intern keeps one copy of the strings most rows share (run, service, name).
-func (ix *rolloutIndex) intern(s string) string {
-	if v, ok := ix.strs[s]; ok {
+func (ix *rolloutIndex) intern(s string) string { return intern(ix.strs, s, 1<<16) }
+
+// intern returns strs' copy of s, keeping s as the copy while strs holds
+// fewer than limit strings.
+func intern(strs map[string]string, s string, limit int) string {
+	if v, ok := strs[s]; ok {
 		return v
 	}
-	if len(ix.strs) < 1<<16 {
-		ix.strs[s] = s
+	if len(strs) < limit {
+		strs[s] = s
 	}
 	return s
 }
