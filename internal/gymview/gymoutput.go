@@ -53,8 +53,6 @@ type gymResult struct {
 // failed: Gym names a failure kind, or dropped the rollout from the score.
 func (g *gymResult) failed() bool { return g != nil && (g.FailureKind != "" || g.Dropped) }
 
-func (g *gymResult) unhealthy() bool { return g != nil && g.Verdict == "unhealthy" }
-
 // gymPerf is a row's ng_perf (present when Gym's observability was on).
 type gymPerf struct {
 	NumTurns         *float64 `json:"num_turns,omitempty"`
@@ -108,6 +106,10 @@ type gymOutput struct {
 
 	latestGen uint64 // index generation latest was chosen at
 	latest    string
+
+	distinctGen uint64 // gen distinctN was counted at
+	distinctN   int
+	pageCache   gymPageCache // gympage.go
 }
 
 func newGymOutput(path, run string) *gymOutput {
@@ -299,14 +301,19 @@ func firstOf(s ...string) string {
 // intern keeps one copy of the kinds and verdicts most rows share.
 func (g *gymOutput) intern(s string) string { return intern(g.strs, s, 1<<12) }
 
-// result is what Gym's output says of rollout id (nil: nothing). A scored
+// lookup is Gym's row of rollout id and its verdict, either nil. A scored
 // row wins over a dropped one (a resumed run scored it after all).
-func (g *gymOutput) result(id string) *gymResult {
+func (g *gymOutput) lookup(id string) (*gymResult, *gymVerdict) {
 	r := g.scored[id]
 	if r == nil {
 		r = g.dropped[id]
 	}
-	v := g.verdictM[id]
+	return r, g.verdictM[id]
+}
+
+// result is what Gym's output says of rollout id (nil: nothing).
+func (g *gymOutput) result(id string) *gymResult {
+	r, v := g.lookup(id)
 	if v == nil {
 		return r
 	}
@@ -318,19 +325,34 @@ func (g *gymOutput) result(id string) *gymResult {
 	return &out
 }
 
-// ids calls fn with every rollout id Gym's output names, each once.
-func (g *gymOutput) ids(fn func(id string)) {
-	for id := range g.scored {
-		fn(id)
+// failed and unhealthy say of rollout id what the list filters by.
+func (g *gymOutput) failed(id string) bool {
+	r, _ := g.lookup(id)
+	return r.failed()
+}
+
+func (g *gymOutput) unhealthy(id string) bool {
+	v := g.verdictM[id]
+	return v != nil && v.verdict == "unhealthy"
+}
+
+// distinct is how many rollout ids Gym's output names, counted again only
+// when the output changed.
+func (g *gymOutput) distinct() int {
+	if g.distinctGen == g.gen && g.gen != 0 {
+		return g.distinctN
 	}
+	n := len(g.scored)
 	for id := range g.dropped {
 		if g.scored[id] == nil {
-			fn(id)
+			n++
 		}
 	}
 	for id := range g.verdictM {
 		if g.scored[id] == nil && g.dropped[id] == nil {
-			fn(id)
+			n++
 		}
 	}
+	g.distinctGen, g.distinctN = g.gen, n
+	return n
 }

@@ -98,7 +98,8 @@ func TestGymOutputRows(t *testing.T) {
 	assert.Equal(t, `<img src=x onerror=alert("reason")>`+"\n"+`javascript:alert("reason2") & "quotes"`, r.FailureReason)
 	assert.True(t, r.Masked)
 	assert.True(t, r.failed())
-	assert.True(t, r.unhealthy())
+	assert.True(t, g.unhealthy("2-1"))
+	assert.True(t, g.failed("2-1"))
 	assert.Equal(t, []string{`<script>alert("check")</script>: <img src=x onerror=alert("finding")>`}, r.Findings)
 
 	r = g.result("4-1")

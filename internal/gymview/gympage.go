@@ -54,16 +54,30 @@ func (h *Handler) gymRunLocked() (string, bool) {
 	return g.latest, false
 }
 
+// gymJoins: Gym's output joins r's run. Callers hold h.mu.
+func (h *Handler) gymJoins(r *rollout) bool {
+	if h.gym == nil {
+		return false
+	}
+	run, _ := h.gymRunLocked()
+	return r.Run == run
+}
+
 // gymResultLocked is what Gym's output says of r: nil when nothing, or
 // when r is of a run the output does not join. Callers hold h.mu.
 func (h *Handler) gymResultLocked(r *rollout) *gymResult {
-	if h.gym == nil {
-		return nil
-	}
-	if run, _ := h.gymRunLocked(); r.Run != run {
+	if !h.gymJoins(r) {
 		return nil
 	}
 	return h.gym.result(r.ID)
+}
+
+// gymPageCache keeps the counts of gymPage while neither rollouts.jsonl
+// nor Gym's output changed.
+type gymPageCache struct {
+	run              string
+	indexGen, gymGen uint64
+	page             gymPage
 }
 
 // gymPage is the answer of /api/gymoutput.
@@ -106,21 +120,27 @@ func (h *Handler) gymOutputPage(run string) gymPage {
 	if !p.Here {
 		return p
 	}
+	c := &g.pageCache
+	if c.run == run && c.indexGen == h.index.gen && c.gymGen == g.gen && c.gymGen != 0 {
+		p.Joined, p.Unmatched, p.Rewarded, p.RewardMean, p.Failed, p.Unhealthy = c.page.Joined, c.page.Unmatched, c.page.Rewarded, c.page.RewardMean, c.page.Failed, c.page.Unhealthy
+		return p
+	}
+	defer func() { *c = gymPageCache{run: run, indexGen: h.index.gen, gymGen: g.gen, page: p} }()
 	sum := 0.0
 	for _, r := range h.index.byRun[run] {
-		x := g.result(r.ID)
-		if x == nil {
+		x, v := g.lookup(r.ID)
+		if x == nil && v == nil {
 			continue
 		}
 		p.Joined++
-		if x.Reward != nil {
+		if x != nil && x.Reward != nil {
 			p.Rewarded++
 			sum += *x.Reward
 		}
 		if x.failed() {
 			p.Failed++
 		}
-		if x.unhealthy() {
+		if v != nil && v.verdict == "unhealthy" {
 			p.Unhealthy++
 		}
 	}
@@ -128,10 +148,7 @@ func (h *Handler) gymOutputPage(run string) gymPage {
 		mean := sum / float64(p.Rewarded)
 		p.RewardMean = &mean
 	}
-	g.ids(func(id string) {
-		if _, ok := h.index.byKey[rolloutKey{run: run, id: id}]; !ok {
-			p.Unmatched++
-		}
-	})
+	// A run's rollout ids are distinct: each joined one is one of Gym's.
+	p.Unmatched = g.distinct() - p.Joined
 	return p
 }

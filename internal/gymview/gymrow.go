@@ -321,6 +321,9 @@ func (r *rowReader) space() (byte, error) {
 // stringBody reads a string after its opening quote, escapes checked.
 func (r *rowReader) stringBody() error {
 	for {
+		if r.val.dst == nil && r.skipPlain() {
+			continue
+		}
 		c, err := r.read()
 		if err != nil {
 			return err
@@ -338,6 +341,27 @@ func (r *rowReader) stringBody() error {
 		}
 		r.val.safe()
 	}
+}
+
+// skipPlain skips, in bulk, the buffered bytes of a string that are no
+// quote, backslash or control byte (most of a row); false when there are
+// none to skip.
+func (r *rowReader) skipPlain() bool {
+	if _, err := r.br.Peek(1); err != nil {
+		return false
+	}
+	buf, _ := r.br.Peek(r.br.Buffered())
+	n := 0
+	for n < len(buf) && buf[n] != '"' && buf[n] != '\\' && buf[n] >= 0x20 {
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	r.last = buf[n-1]
+	_, _ = r.br.Discard(n)
+	r.pos += int64(n)
+	return true
 }
 
 func (r *rowReader) escape() error {

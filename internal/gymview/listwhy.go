@@ -30,7 +30,10 @@ func isWhySort(by string) bool {
 func (h *Handler) whyValue(by string) func(r *rollout) (float64, bool) {
 	if by == rewardSort {
 		return func(r *rollout) (float64, bool) {
-			if g := h.gymResultLocked(r); g != nil && g.Reward != nil {
+			if !h.gymJoins(r) {
+				return 0, false
+			}
+			if g, _ := h.gym.lookup(r.ID); g != nil && g.Reward != nil {
 				return *g.Reward, true
 			}
 			return 0, false
@@ -75,8 +78,7 @@ func (h *Handler) whyFilter(gymFailed, unhealthy bool) func(*rollout) bool {
 		return nil
 	}
 	return func(r *rollout) bool {
-		g := h.gymResultLocked(r)
-		return (!gymFailed || g.failed()) && (!unhealthy || g.unhealthy())
+		return h.gymJoins(r) && (!gymFailed || h.gym.failed(r.ID)) && (!unhealthy || h.gym.unhealthy(r.ID))
 	}
 }
 
