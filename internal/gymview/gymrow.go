@@ -212,11 +212,11 @@ func (r *rowReader) value() error {
 		case c == '"':
 			err = r.stringBody()
 		case c == 't':
-			err = r.literal("rue")
+			err = r.literal("true")
 		case c == 'f':
-			err = r.literal("alse")
+			err = r.literal("false")
 		case c == 'n':
-			err = r.literal("ull")
+			err = r.literal("null")
 		case c == '-' || (c >= '0' && c <= '9'):
 			err = r.number(c)
 		default:
@@ -391,13 +391,14 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-func (r *rowReader) literal(rest string) error {
-	for i := range len(rest) {
+// literal reads the rest of word, its first byte read.
+func (r *rowReader) literal(word string) error {
+	for i := 1; i < len(word); i++ {
 		c, err := r.read()
 		if err != nil {
 			return err
 		}
-		if c != rest[i] {
+		if c != word[i] {
 			return errSyntax
 		}
 	}
