@@ -26,6 +26,16 @@ type Config struct {
 	// Jaeger UI (<jaeger_url>/trace/<trace id>). Default: none.
 	JaegerURL string `mapstructure:"jaeger_url"`
 
+	// GymOutput, when set, is Gym's output of the run (`gym eval run
+	// --output FILE`: FILE, or its directory when FILE is rollouts.jsonl):
+	// each rollout shows its reward, failure and health verdict from it.
+	// It may not exist yet when the collector starts. Default: none.
+	GymOutput string `mapstructure:"gym_output"`
+
+	// GymRun is the run id Gym's output belongs to (Gym's rows carry none).
+	// Default: the run of the capture dir whose first rollout started last.
+	GymRun string `mapstructure:"gym_run"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -41,6 +51,9 @@ func (c *Config) Validate() error {
 	}
 	if err := gymview.ValidateJaegerURL(c.JaegerURL); err != nil {
 		errs = append(errs, fmt.Errorf("jaeger_url: %w", err))
+	}
+	if c.GymRun != "" && c.GymOutput == "" {
+		errs = append(errs, errors.New("gym_run names the run of gym_output: set gym_output too"))
 	}
 	return errors.Join(errs...)
 }

@@ -39,6 +39,8 @@ func (e *viewExtension) Start(ctx context.Context, host component.Host) error {
 		JaegerURL:  e.cfg.JaegerURL,
 		LocalOnly:  gymview.IsLoopback(e.cfg.ServerConfig.NetAddr.Endpoint),
 		Logger:     e.set.Logger,
+		GymOutput:  e.cfg.GymOutput,
+		GymRun:     e.cfg.GymRun,
 	})
 	if err != nil {
 		return err

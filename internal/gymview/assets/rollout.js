@@ -3,6 +3,7 @@
 // model-call spans.
 import { el, href, api, errorBox, safeURL, fmtMS, fmtNS, fmtTime, fmtInt, palette, valueText, kvTable, fill, loaded } from './dom.js';
 import { setCrumbs, setParams, go, runLabel } from './nav.js';
+import { splitBar, gymSection } from './why.js';
 
 const INDENT_PX = 12;
 const MAX_INDENT = 40;
@@ -66,6 +67,7 @@ export function rolloutPage(main, params) {
         x0 && x0.trace_id ? item('trace', x0.trace_id) : null,
         jaeger ? el('a', { href: jaeger, id: 'jaeger-link', target: '_blank', rel: 'noopener noreferrer', text: 'open in Jaeger ↗' }) : null,
         el('a', { href: href('map', { run: data.run }), text: 'service map (m)' })),
+      x0 ? el('div', { class: 'why' }, splitBar(x0.time_split_ms), gymSection(x0.gym)) : null, // why.js
       data.skipped ? el('p', { class: 'muted', text: data.skipped + ' unreadable lines of the spans file were skipped.' }) : null,
       data.other_runs ? el('p', { class: 'muted', text: data.other_runs + ' spans of rollouts with the same id in other runs are not shown.' }) : null,
     ]);
