@@ -6,6 +6,7 @@ package gymviewextension // import "github.com/otelcol-gym/otelcol-gym/extension
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 
@@ -26,6 +27,13 @@ type Config struct {
 	// Jaeger UI (<jaeger_url>/trace/<trace id>). Default: none.
 	JaegerURL string `mapstructure:"jaeger_url"`
 
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life (the end of its latest span, its capture file's last line) is
+	// older: it is listed first on its run's page, counted in
+	// extension_gymview_stalled_rollouts and logged once. 0 turns it off.
+	// Default: 5m.
+	StalledAfter time.Duration `mapstructure:"stalled_after"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -41,6 +49,9 @@ func (c *Config) Validate() error {
 	}
 	if err := gymview.ValidateJaegerURL(c.JaegerURL); err != nil {
 		errs = append(errs, fmt.Errorf("jaeger_url: %w", err))
+	}
+	if c.StalledAfter < 0 {
+		errs = append(errs, fmt.Errorf("stalled_after must not be negative (0 turns it off), got %s", c.StalledAfter))
 	}
 	return errors.Join(errs...)
 }

@@ -36,8 +36,9 @@ func RunCommand(args []string, stderr io.Writer) int {
 	dir := fs.String("capture-dir", defDir, "the capture dir to show ($NEMO_GYM_CAPTURE_DIR, else ./captures)")
 	listen := fs.String("listen", DefaultEndpoint, "host:port to serve on (loopback unless you widen it)")
 	jaeger := fs.String("jaeger-url", "", "a Jaeger UI (e.g. http://127.0.0.1:16686): rollout pages link to their trace there")
+	stalled := fs.Duration("stalled-after", DefaultStalledAfter, "mark a rollout in flight stalled when its last sign of life is older (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL]\n\n"+
+		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--stalled-after DURATION]\n\n"+
 			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n\n", CommandName, DefaultEndpoint)
 		fs.PrintDefaults()
 	}
@@ -56,25 +57,31 @@ func RunCommand(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "otelcol-gym %s: --jaeger-url: %v\n", CommandName, err)
 		return 2
 	}
+	if *stalled < 0 {
+		fmt.Fprintf(stderr, "otelcol-gym %s: --stalled-after must not be negative (0 turns it off), got %s\n", CommandName, *stalled)
+		return 2
+	}
 	log := newCommandLogger(stderr)
 	defer func() { _ = log.Sync() }()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, log, *dir, *listen, *jaeger, stderr); err != nil {
+	opts := Options{CaptureDir: *dir, JaegerURL: *jaeger, LocalOnly: IsLoopback(*listen), Logger: log, StalledAfter: *stalled}
+	if err := serve(ctx, opts, *listen, stderr); err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
 		return 1
 	}
 	return 0
 }
 
-func serve(ctx context.Context, log *zap.Logger, dir, listen, jaeger string, stderr io.Writer) error {
+func serve(ctx context.Context, opts Options, listen string, stderr io.Writer) error {
+	dir := opts.CaptureDir
 	if st, err := os.Stat(dir); err != nil {
-		log.Warn("The capture dir does not exist (yet); the viewer shows it once it does", zap.String("capture_dir", dir))
+		opts.Logger.Warn("The capture dir does not exist (yet); the viewer shows it once it does", zap.String("capture_dir", dir))
 	} else if !st.IsDir() {
 		return fmt.Errorf("--capture-dir %s is not a directory", dir)
 	}
-	h, err := New(Options{CaptureDir: dir, JaegerURL: jaeger, LocalOnly: IsLoopback(listen), Logger: log})
+	h, err := New(opts)
 	if err != nil {
 		return err
 	}

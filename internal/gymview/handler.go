@@ -40,6 +40,9 @@ type Options struct {
 	LocalOnly bool
 	// Logger receives what the viewer could not read. Default: none.
 	Logger *zap.Logger
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life is older (design §8; DefaultStalledAfter); 0 marks none.
+	StalledAfter time.Duration
 }
 
 // Handler serves the viewer's pages and JSON API over one capture dir.
@@ -50,9 +53,11 @@ type Handler struct {
 	dir    *captureDir
 	counts countCache
 
-	mu      sync.Mutex // index, scan, orders
+	mu      sync.Mutex // index, scan, live, orders
 	index   *rolloutIndex
 	scan    *dirScan
+	live    *liveState
+	watch   watchState
 	orders  map[orderKey]*order
 	lastErr string
 	logged  time.Time
@@ -76,7 +81,7 @@ func New(opts Options) (*Handler, error) {
 	dir := newCaptureDir(opts.CaptureDir)
 	return &Handler{
 		opts: opts, now: time.Now, log: log, dir: dir,
-		index: newRolloutIndex(dir), scan: newDirScan(dir), orders: map[orderKey]*order{},
+		index: newRolloutIndex(dir), scan: newDirScan(dir), live: newLiveState(dir), orders: map[orderKey]*order{},
 	}, nil
 }
 
@@ -91,6 +96,13 @@ func (h *Handler) Close() error {
 // log (at most once a minute). Callers hold h.mu.
 func (h *Handler) refreshLocked() {
 	err := errors.Join(h.index.refresh(), h.scan.refresh(time.Now(), h.index))
+	h.live.refresh(h.now(), h.scan, h.index)
+	h.noteErr(err)
+}
+
+// noteErr keeps a refresh's error for the runs page and logs it (at most
+// once a minute). Callers hold h.mu.
+func (h *Handler) noteErr(err error) {
 	if err == nil {
 		h.lastErr = ""
 		return

@@ -25,6 +25,7 @@ type rollout struct {
 	Roots               int // rollouts.jsonl lines (one per rollout root)
 	Service, Name       string
 	InFlight            bool
+	CaptureOnly         bool // a capture file and no spans (live.go)
 }
 
 // failed: the rollout counted an error span or its root failed.

@@ -37,6 +37,7 @@ type listRow struct {
 	Service    string  `json:"service,omitempty"`
 	Name       string  `json:"name,omitempty"`
 	HasPage    bool    `json:"has_page"` // its id is a file name the viewer opens
+	liveRow            // capture-only and stalled rollouts (livepage.go)
 }
 
 // listQuery is what /api/rollouts was asked.
@@ -89,6 +90,7 @@ type listPage struct {
 	Offset   int       `json:"offset"`
 	Limit    int       `json:"limit"`
 	Rows     []listRow `json:"rows"`
+	livePage           // capture-only and stalled rollouts (livepage.go)
 }
 
 // orderKey names one cached sort of one run's rows.
@@ -99,6 +101,7 @@ type orderKey struct {
 
 type order struct {
 	indexGen, scanGen uint64
+	liveGen           uint64
 	rows              []*rollout
 	failed, inFlight  int
 	filtered          map[filterKey][]*rollout // rows that pass a filter, kept as long as the order
@@ -136,11 +139,11 @@ func (o *order) filter(failed bool, q string) []*rollout {
 // Callers hold h.mu.
 func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 	k := orderKey{run: run, sort: by, desc: desc}
-	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen {
+	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen && o.liveGen == h.live.gen {
 		return o
 	}
 	done := h.index.byRun[run]
-	flight := h.scan.inFlight(run, h.index)
+	flight := h.inFlightRows(run)
 	rows := make([]*rollout, 0, len(done)+len(flight))
 	rows = append(rows, done...)
 	rows = append(rows, flight...)
@@ -165,7 +168,7 @@ func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 		}
 		return r
 	})
-	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, rows: rows}
+	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, liveGen: h.live.gen, rows: rows}
 	for _, r := range rows {
 		if r.failed() {
 			o.failed++
@@ -195,10 +198,14 @@ func (h *Handler) list(q listQuery) listPage {
 	for _, r := range shown {
 		page.Rows = append(page.Rows, h.listRow(r, now, false))
 	}
+	page.livePage = h.livePage(q.run, now)
 	h.mu.Unlock()
 	// The files of the page's rows are counted outside the lock.
 	for i := range page.Rows {
 		h.countFiles(&page.Rows[i])
+	}
+	for i := range page.Stalled {
+		h.countFiles(&page.Stalled[i])
 	}
 	return page
 }
@@ -214,6 +221,7 @@ func (h *Handler) listRow(r *rollout, now time.Time, counted bool) listRow {
 	if r.Start != 0 {
 		row.Start = time.Unix(0, r.Start).UTC().Format(time.RFC3339Nano)
 	}
+	h.fillLiveRow(r, now, &row.liveRow)
 	if counted {
 		h.countFiles(&row)
 	}
