@@ -48,14 +48,15 @@ const DefaultStalledAfter = 5 * time.Minute
 type liveState struct {
 	dir *captureDir
 
-	seen     map[string]time.Time    // capture files without spans, not yet capture-only: when first seen
-	captures map[string]*captureFile // capture-only rollouts
-	spans    map[string]*spansLife   // rollouts in flight with a spans file
-	details  map[string]*stallDetail // of stalled rollouts (livepage.go)
-	scanGen  uint64                  // the generations the candidates were taken from
-	indexGen uint64
-	checked  time.Time // the last check of every capture-only rollout
-	gen      uint64    // changes when capture-only rows change
+	seen      map[string]time.Time    // capture files without spans, not yet capture-only: when first seen
+	captures  map[string]*captureFile // capture-only rollouts
+	spans     map[string]*spansLife   // rollouts in flight with a spans file
+	details   map[string]*stallDetail // of stalled rollouts (livepage.go)
+	runModels map[string]modelOf      // each run's model server, once known (livepage.go)
+	scanGen   uint64                  // the generations the candidates were taken from
+	indexGen  uint64
+	checked   time.Time // the last check of every capture-only rollout
+	gen       uint64    // changes when capture-only rows change
 
 	// Rollouts that became capture-only, ever, and as many when Watch last
 	// reported them; fresh names some of those since.
@@ -65,7 +66,7 @@ type liveState struct {
 
 func newLiveState(dir *captureDir) *liveState {
 	return &liveState{dir: dir, seen: map[string]time.Time{}, captures: map[string]*captureFile{},
-		spans: map[string]*spansLife{}, details: map[string]*stallDetail{}}
+		spans: map[string]*spansLife{}, details: map[string]*stallDetail{}, runModels: map[string]modelOf{}}
 }
 
 // refresh brings the live state up to date with the index and the scan.

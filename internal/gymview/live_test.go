@@ -154,10 +154,18 @@ func TestCaptureOnlyRollouts(t *testing.T) {
 }
 
 // consoleSpan is a gymspans console line of one span of rollout id in run.
-func consoleSpan(run, id, name, kind, service string, start, end time.Time, path string) string {
+// A path that is a URL is the span's url.full, else its url.path; peer is
+// its peer.service.
+func consoleSpan(run, id, name, kind, service string, start, end time.Time, path string, peer ...string) string {
 	attrs := map[string]any{"nemo.gym.rollout.id": id}
-	if path != "" {
+	switch {
+	case strings.Contains(path, "://"):
+		attrs["url.full"] = path
+	case path != "":
 		attrs["url.path"] = path
+	}
+	if len(peer) > 0 {
+		attrs["peer.service"] = peer[0]
 	}
 	b, _ := json.Marshal(map[string]any{
 		"name": name, "kind": "SpanKind." + kind,
@@ -187,7 +195,9 @@ func TestStalledRollout(t *testing.T) {
 	t0 := clk.t
 	writeAt(t, dir, "3-1.capture.jsonl", captureLine(t0.Add(-time.Second), time.Second, 200, "get_weather", 10, 5), t0.Add(-time.Second))
 	writeAt(t, dir, "3-1.spans.jsonl",
-		consoleSpan("run7", "3-1", "POST", "SERVER", "nemo-gym/openai_model", t0.Add(-2*time.Second), t0.Add(-time.Second), "/ng-rollout/3-1/v1/responses")+
+		consoleSpan("run7", "3-1", "POST", "CLIENT", "nemo-gym/simple_agent", t0.Add(-2*time.Second), t0.Add(-time.Second),
+			"http://127.0.0.1:8001/ng-rollout/3-1/v1/responses", "nemo-gym/openai_model")+
+			consoleSpan("run7", "3-1", "POST", "SERVER", "nemo-gym/openai_model", t0.Add(-2*time.Second), t0.Add(-time.Second), "/ng-rollout/3-1/v1/responses")+
 			consoleSpan("run7", "3-1", "POST", "SERVER", "nemo-gym/example_single_tool_call", t0.Add(-900*time.Millisecond), t0, "/ng-rollout/3-1/get_weather"), t0)
 	writeAt(t, dir, "3-0.spans.jsonl", consoleSpan("run7", "3-0", "POST", "SERVER", "nemo-gym/openai_model", t0, t0, "/ng-rollout/3-0/v1/responses"), t0)
 	rescan(h)
@@ -205,7 +215,7 @@ func TestStalledRollout(t *testing.T) {
 	require.Len(t, p.Stalled, 1)
 	s := p.Stalled[0]
 	assert.Equal(t, "3-1", s.ID)
-	assert.Equal(t, 2, s.Spans, "its files counted")
+	assert.Equal(t, 3, s.Spans, "its files counted")
 	assert.Equal(t, float64(10000), p.StalledAfterMS)
 	assert.InDelta(t, 11000, s.Stalled.IdleMS, 0.01)
 	assert.Equal(t, t0.Format(time.RFC3339Nano), s.Stalled.At)
@@ -257,7 +267,7 @@ func TestStallOfAPastRun(t *testing.T) {
 	assert.Empty(t, rep.NewStalls)
 	p := listOf(t, h, "old")
 	require.Len(t, p.Stalled, 1)
-	assert.Equal(t, "the agent's first step is a model call", p.Stalled[0].Stalled.WaitsOn.How[len("no call of it has returned yet: "):])
+	assert.Contains(t, p.Stalled[0].Stalled.WaitsOn.How, "the agent's first step is a model call")
 
 	off := newLiveHandler(t, dir, 0, clk)
 	assert.Empty(t, listOf(t, off, "old").Stalled, "stalled_after 0 marks none")
@@ -296,8 +306,12 @@ func TestDescribeStall(t *testing.T) {
 	run := sp("POST /run", "SERVER", "nemo-gym/simple_agent", 0, path("/run"))
 	run.endAbs = 0
 	modelSrv := sp("POST", "SERVER", "nemo-gym/openai_model", 2, path("/ng-rollout/3-1/v1/responses"))
+	modelClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 2, spanKeys{URLFull: "http://127.0.0.1:9/ng-rollout/3-1/v1/responses", PeerService: "nemo-gym/openai_model"})
+	selfServer := sp("POST /ng-rollout/{rollout_id}/v1/responses", "SERVER", "nemo-gym/simple_agent", 4, spanKeys{HTTPTarget: "/ng-rollout/3-1/v1/responses", HTTPRoute: "/ng-rollout/{rollout_id}/v1/responses"})
+	selfClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 4, spanKeys{URLFull: "http://127.0.0.1:7/ng-rollout/3-1/v1/responses", PeerService: "nemo-gym/simple_agent"})
 	toolClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 3, spanKeys{URLFull: "http://127.0.0.1:9/ng-rollout/3-1/get_weather", PeerService: "nemo-gym/example_single_tool_call"})
 	recv := sp("POST http receive", "INTERNAL", "nemo-gym/openai_model", 1, spanKeys{})
+	seedClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 1, spanKeys{HTTPURL: "http://127.0.0.1:9/ng-rollout/3-1/seed_session", PeerService: "nemo-gym/example_single_tool_call"})
 	gymModel := sp("gym.model.responses", "INTERNAL", "nemo-gym/policy_model", 5, spanKeys{})
 	verify := sp("gym.verify", "INTERNAL", "nemo-gym/example_single_tool_call", 6, spanKeys{})
 	x := &exchange{Model: "policy_model", Dialect: "chat", StatusCode: 200, endAbs: at(2)}
@@ -308,11 +322,15 @@ func TestDescribeStall(t *testing.T) {
 		tools       []string
 		seen, waits string
 	}{
-		{"no call yet", []*viewSpan{recv}, nil, nil, "nemo-gym/openai_model: POST http receive", "the model server: POST /v1/responses"},
-		{"after a tool call: the model", []*viewSpan{run, modelSrv, recv, toolClient}, []*exchange{x}, []string{"get_weather"},
+		{"no call yet, no model server known", []*viewSpan{recv}, nil, nil, "nemo-gym/openai_model: POST http receive", "the model server: POST /v1/responses"},
+		{"after a tool call: the model", []*viewSpan{run, modelClient, modelSrv, recv, toolClient}, []*exchange{x}, []string{"get_weather"},
 			"nemo-gym/simple_agent: POST /ng-rollout/3-1/get_weather", "nemo-gym/openai_model: POST /v1/responses"},
-		{"after a model call that asked for a tool: the tool", []*viewSpan{run, modelSrv}, []*exchange{x}, []string{"get_weather"},
-			"nemo-gym/openai_model: POST /ng-rollout/3-1/v1/responses", "the resources server: POST /get_weather"},
+		{"after a model call that asked for a tool: the tool, or the model call after it", []*viewSpan{run, modelClient, modelSrv}, []*exchange{x}, []string{"get_weather"},
+			"nemo-gym/simple_agent: POST /ng-rollout/3-1/v1/responses", "the resources server: POST /get_weather, or the model call after it"},
+		{"held at its first model call: the model server the run's other rollouts called", []*viewSpan{run, seedClient}, nil, nil,
+			"nemo-gym/simple_agent: POST /ng-rollout/3-1/seed_session", "nemo-gym/openai_model: POST /v1/responses"},
+		{"the agent's own /v1/responses is no model call", []*viewSpan{run, modelClient, toolClient, selfServer, selfClient}, nil, nil,
+			"nemo-gym/simple_agent: POST /ng-rollout/{rollout_id}/v1/responses", "nemo-gym/openai_model: POST /v1/responses"},
 		{"after a final answer: verify", []*viewSpan{run, toolClient, gymModel}, nil, nil,
 			"nemo-gym/policy_model: gym.model.responses", "nemo-gym/example_single_tool_call: POST /verify"},
 		{"after verify", []*viewSpan{run, gymModel, verify}, nil, nil,
@@ -321,7 +339,11 @@ func TestDescribeStall(t *testing.T) {
 			"policy_model: model call 1 (status 200)", "the resources server: POST /verify"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen, waits := describeStall(tc.spans, tc.xs, tc.tools)
+			runModel := func() (string, string) { return "nemo-gym/openai_model", "/v1/responses" }
+			if strings.HasPrefix(tc.name, "no call yet") {
+				runModel = func() (string, string) { return "", "" }
+			}
+			seen, waits := describeStall(tc.spans, tc.xs, tc.tools, runModel)
 			str := func(p place) string {
 				if p.Server == "" {
 					return p.Call

@@ -34,9 +34,11 @@ type liveRollout struct {
 }
 
 // stallDetail caches where a stalled rollout was last seen, until one of
-// its files grows.
+// its files grows (or, while its run's model server is not known, until
+// another rollout of the run completes).
 type stallDetail struct {
 	spansSize, captureSize int64
+	indexGen               uint64 // when the run's model server was not known yet; 0 once it is
 	seen, waits            place
 }
 
@@ -77,7 +79,8 @@ func (h *Handler) stallDetail(r *rollout) *stallDetail {
 	} else if s := h.live.spans[r.ID]; s != nil {
 		spansSize, captureSize = s.size, s.captureSize
 	}
-	if d := h.live.details[r.ID]; d != nil && d.spansSize == spansSize && d.captureSize == captureSize {
+	if d := h.live.details[r.ID]; d != nil && d.spansSize == spansSize && d.captureSize == captureSize &&
+		(d.indexGen == 0 || d.indexGen == h.index.gen) {
 		return d
 	}
 	var spans []*viewSpan
@@ -92,7 +95,13 @@ func (h *Handler) stallDetail(r *rollout) *stallDetail {
 		tools = lastTools(h.dir, name)
 	}
 	d := &stallDetail{spansSize: spansSize, captureSize: captureSize}
-	d.seen, d.waits = describeStall(spans, xs, tools)
+	d.seen, d.waits = describeStall(spans, xs, tools, func() (string, string) {
+		server, route := h.runModel(r.Run)
+		if server == "" {
+			d.indexGen = h.index.gen // read again once another rollout of the run completed
+		}
+		return server, route
+	})
 	h.live.details[r.ID] = d
 	return d
 }
@@ -187,4 +196,39 @@ func (h *Handler) liveRolloutOf(id, run string, unlisted bool, p *liveRollout) b
 		p.Stalled = h.stallOf(r, h.now())
 	}
 	return true
+}
+
+// maxModelProbes bounds the completed rollouts of a run read to learn its
+// model server.
+const maxModelProbes = 3
+
+// runModel is the model server and route of run, from the model calls of
+// its latest completed rollouts (read once a run, when a stalled rollout's
+// own files do not name them). Callers hold h.mu.
+func (h *Handler) runModel(run string) (string, string) {
+	if m, ok := h.live.runModels[run]; ok {
+		return m.server, m.route
+	}
+	rows := h.index.byRun[run]
+	for i := len(rows) - 1; i >= 0 && i >= len(rows)-maxModelProbes; i-- {
+		name, ok := rolloutFile(rows[i].ID, spansSuffix)
+		if !ok {
+			continue
+		}
+		var other int
+		spans, _, err := h.readSpans(name, run, &other)
+		if err != nil {
+			continue
+		}
+		var m modelOf
+		for _, s := range markModelCalls(spans) {
+			c := callOf(s)
+			m.note(c.server, c.route, s.Kind == "SERVER")
+		}
+		if m.server != "" {
+			h.live.runModels[run] = m
+			return m.server, m.route
+		}
+	}
+	return "", ""
 }

@@ -51,12 +51,17 @@ type call struct {
 	end    int64
 }
 
-// callOf classifies a span as a call of Gym's agent loop by its route.
+// callOf classifies a span as a call of Gym's agent loop: a model call
+// when markModelCalls marked it (the agent's call to its own /v1/responses
+// is none: it holds the whole loop), else by its route.
 func callOf(s *viewSpan) call {
-	c := call{end: s.endAbs}
+	c := call{end: s.endAbs, route: gymRoute(spanPath(s))}
 	switch {
-	case strings.HasPrefix(s.Name, "gym.model."):
+	case s.ModelCall:
 		c.kind, c.server = modelCall, s.Service
+		if s.Kind == "CLIENT" && strings.Contains(spanPath(s), "/"+gymconv.URLPrefix+"/") {
+			c.server = str(s.attrs.PeerService) // the agent's call: the model server is its peer
+		}
 		return c
 	case s.Name == "gym.verify":
 		c.kind, c.route, c.server = verifyCall, "/verify", s.Service
@@ -64,13 +69,9 @@ func callOf(s *viewSpan) call {
 	case s.Kind != "SERVER" && s.Kind != "CLIENT":
 		return c
 	}
-	c.route = gymRoute(spanPath(s))
 	switch {
-	case c.route == "" || c.route == "/":
+	case c.route == "" || c.route == "/" || modelRouteOf(c.route):
 		return c
-	case strings.HasSuffix(c.route, modelRoute["responses"]) || strings.HasSuffix(c.route, modelRoute["chat"]) ||
-		strings.HasSuffix(c.route, modelRoute["messages"]):
-		c.kind = modelCall
 	case c.route == "/verify":
 		c.kind = verifyCall
 	case c.route == "/run":
@@ -84,6 +85,16 @@ func callOf(s *viewSpan) call {
 		c.server = str(s.attrs.PeerService)
 	}
 	return c
+}
+
+// modelRouteOf reports whether a route ends with a model-server route.
+func modelRouteOf(route string) bool {
+	for _, r := range modelRoute {
+		if strings.HasSuffix(route, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // spanPath is the URL path a span shows: url.path, http.target, the path
@@ -122,14 +133,18 @@ func gymRoute(p string) string {
 
 // describeStall says where a rollout in flight was last seen and which call
 // it waits on, from its spans and its capture lines (tools: what its last
-// capture line asked for). A call still running has no span in the file yet
-// (the gym processor holds its ASGI receive span until the SERVER span it
-// belongs to ends), so the call waited on is the next one in Gym's agent
-// loop (model, tools, model, …, verify) after the last call that returned.
-func describeStall(spans []*viewSpan, xs []*exchange, tools []string) (seen, waits place) {
+// capture line asked for); runModel names the run's model server and route
+// when the rollout's own files do not (a rollout held at its first model
+// call). A call still running has no span in the file yet (the gym
+// processor holds its ASGI receive span until the SERVER span it belongs to
+// ends), so the call waited on is the next one in Gym's agent loop (model,
+// tools, model, …, verify) after the last call that returned.
+func describeStall(spans []*viewSpan, xs []*exchange, tools []string, runModel func() (server, route string)) (seen, waits place) {
+	markModelCalls(spans)
 	var latest *viewSpan
 	var last call
-	modelServer, modelPath, resources := "", "", ""
+	var m modelOf
+	resources := ""
 	for _, s := range spans {
 		if latest == nil || s.endAbs > latest.endAbs {
 			latest = s
@@ -139,12 +154,7 @@ func describeStall(spans []*viewSpan, xs []*exchange, tools []string) (seen, wai
 		case noCall:
 			continue
 		case modelCall:
-			if c.server != "" && (modelServer == "" || s.Kind == "SERVER") {
-				modelServer = c.server
-			}
-			if c.route != "" {
-				modelPath = c.route
-			}
+			m.note(c.server, c.route, s.Kind == "SERVER")
 		case toolCall, verifyCall:
 			if c.server != "" && (resources == "" || s.Kind == "SERVER") {
 				resources = c.server
@@ -159,12 +169,7 @@ func describeStall(spans []*viewSpan, xs []*exchange, tools []string) (seen, wai
 	}
 	if n := len(xs); n > 0 {
 		x := xs[n-1]
-		if modelServer == "" {
-			modelServer = x.Model
-		}
-		if modelPath == "" {
-			modelPath = modelRoute[x.Dialect]
-		}
+		m.note(x.Model, modelRoute[x.Dialect], false)
 		if latest == nil || x.endAbs > latest.endAbs {
 			seen = place{Server: x.Model, Call: fmt.Sprintf("model call %d (%s)", n, exchangeStatus(x)),
 				How: "its capture file's last model exchange completed then"}
@@ -173,41 +178,58 @@ func describeStall(spans []*viewSpan, xs []*exchange, tools []string) (seen, wai
 			last = call{kind: modelCall, end: x.endAbs}
 		}
 	}
-	if modelPath == "" {
-		modelPath = modelRoute["responses"]
+	return seen, nextCall(last.kind, tools, &m, resources, runModel)
+}
+
+// modelOf is the model server of a rollout, from its model calls: a SERVER
+// span's service over the others.
+type modelOf struct {
+	server, route string
+	fromServer    bool
+}
+
+func (m *modelOf) note(server, route string, fromServer bool) {
+	if server != "" && (m.server == "" || (fromServer && !m.fromServer)) {
+		m.server, m.fromServer = server, fromServer
 	}
-	waits = nextCall(last.kind, tools, len(spans) > 0, modelServer, modelPath, resources)
-	return seen, waits
+	if route != "" && m.route == "" {
+		m.route = route
+	}
 }
 
 // nextCall is the call Gym's agent loop makes after a call of kind last.
-func nextCall(last callKind, tools []string, hasSpans bool, modelServer, modelPath, resources string) place {
-	orUnknown := func(s, what string) string {
-		if s == "" {
-			return what
-		}
-		return s
+func nextCall(last callKind, tools []string, m *modelOf, resources string, runModel func() (string, string)) place {
+	res := resources
+	if res == "" {
+		res = "the resources server"
 	}
-	model := place{Server: orUnknown(modelServer, "the model server"), Call: "POST " + modelPath}
-	switch last {
-	case noCall:
-		model.How = "no call of it has returned yet: the agent's first step is a model call"
-		return model
-	case toolCall:
-		model.How = "its last tool call returned: the agent's next step is a model call"
-		return model
-	case verifyCall:
-		return place{Call: "the end of its /run", How: "its verify call returned"}
-	}
-	res := orUnknown(resources, "the resources server")
 	switch {
-	case len(tools) > 0 && hasSpans:
-		return place{Server: res, Call: "POST /" + strings.Join(tools, ", POST /"), How: "its last model call asked for this tool"}
-	case len(tools) > 0:
+	case last == verifyCall:
+		return place{Call: "the end of its /run", How: "its verify call returned"}
+	case last == modelCall && len(tools) > 0:
 		return place{Server: res, Call: "POST /" + strings.Join(tools, ", POST /") + ", or the model call after it",
-			How: "its last model call asked for this tool; without spans, whether the tool returned is not known"}
+			How: "its last model call asked for this tool; a tool call's spans reach the capture dir only when the agent's " +
+				"episode ends (and without telemetry never), so whether the tool returned is not known yet"}
+	case last == modelCall:
+		return place{Server: res, Call: "POST /verify", How: "its last model call gave a final answer: verify comes next"}
 	}
-	return place{Server: res, Call: "POST /verify", How: "its last model call gave a final answer: verify comes next"}
+	if (m.server == "" || m.route == "") && runModel != nil {
+		server, route := runModel()
+		m.note(server, route, false)
+	}
+	model := place{Server: m.server, Call: "POST " + m.route}
+	if model.Server == "" {
+		model.Server = "the model server"
+	}
+	if m.route == "" {
+		model.Call = "POST " + modelRoute["responses"]
+	}
+	if last == toolCall {
+		model.How = "its last tool call returned: the agent's next step is a model call"
+	} else {
+		model.How = "no model or tool call of it has returned yet: the agent's first step is a model call"
+	}
+	return model
 }
 
 // spanCall names a span's call: its name, with the route when the name is
