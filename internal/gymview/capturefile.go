@@ -39,8 +39,11 @@ type captureFile struct {
 }
 
 // update reads what the file gained and reports whether the row changed.
-func (c *captureFile) update(d *captureDir, budget *int64) bool {
+func (c *captureFile) update(d *captureDir, budget *readBudget) bool {
 	name, _ := rolloutFile(c.row.ID, captureSuffix)
+	if mtime, size, err := d.stat(name); err == nil && c.read && size == c.size && mtime == c.mtime {
+		return false // not opened: most capture-only rollouts are done
+	}
 	f, st, err := d.open(name)
 	if err != nil {
 		return false
@@ -66,7 +69,7 @@ func (c *captureFile) update(d *captureDir, budget *int64) bool {
 		return nil
 	})
 	c.offset += stats.consumed
-	*budget -= stats.consumed
+	budget.spend(stats.consumed)
 	if stats.lines > 0 {
 		c.probeLast(f)
 	}

@@ -18,9 +18,13 @@ const (
 	// the SDK's batch delay (5 s) and the gym processor's settle (5 s) of
 	// its first model call.
 	noSpansAfter = 30 * time.Second
-	// liveReadBudget bounds the bytes one refresh reads of capture and
-	// spans files (a capture line holds whole model requests and responses).
+	// liveReadBudget and liveFileBudget bound what one refresh reads of
+	// capture and spans files (a capture line holds whole model requests and
+	// responses), and liveStatBudget the capture files it stats to learn
+	// they are old: the first look at a large capture dir takes several.
 	liveReadBudget = 64 << 20
+	liveFileBudget = 2048
+	liveStatBudget = 8192
 	// recheckEvery spaces the checks of capture-only rollouts that are
 	// done (their last model exchange asked for no tool): they are not
 	// expected to grow, but a multi-turn environment may talk to the
@@ -50,13 +54,15 @@ type liveState struct {
 
 	seen      map[string]time.Time    // capture files without spans, not yet capture-only: when first seen
 	captures  map[string]*captureFile // capture-only rollouts
+	active    map[string]*captureFile // those not read yet or in flight
 	spans     map[string]*spansLife   // rollouts in flight with a spans file
 	details   map[string]*stallDetail // of stalled rollouts (livepage.go)
 	runModels map[string]modelOf      // each run's model server, once known (livepage.go)
 	scanGen   uint64                  // the generations the candidates were taken from
 	indexGen  uint64
-	checked   time.Time // the last check of every capture-only rollout
-	gen       uint64    // changes when capture-only rows change
+	checked   time.Time     // the last check of every capture-only rollout
+	checkCost time.Duration // how long it took
+	gen       uint64        // changes when capture-only rows change
 
 	// Rollouts that became capture-only, ever, and as many when Watch last
 	// reported them; fresh names some of those since.
@@ -65,32 +71,47 @@ type liveState struct {
 }
 
 func newLiveState(dir *captureDir) *liveState {
-	return &liveState{dir: dir, seen: map[string]time.Time{}, captures: map[string]*captureFile{},
+	return &liveState{dir: dir, seen: map[string]time.Time{}, captures: map[string]*captureFile{}, active: map[string]*captureFile{},
 		spans: map[string]*spansLife{}, details: map[string]*stallDetail{}, runModels: map[string]modelOf{}}
 }
 
 // refresh brings the live state up to date with the index and the scan.
 // Callers hold the handler's lock.
 func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
+	budget := readBudget{bytes: liveReadBudget, files: liveFileBudget, stats: liveStatBudget}
 	if scan.gen != l.scanGen || ix.gen != l.indexGen {
 		l.scanGen, l.indexGen = scan.gen, ix.gen
-		l.candidates(now, scan, ix)
+		l.candidates(now, scan, ix, &budget)
 	} else {
 		for id, first := range l.seen {
-			l.qualify(id, first, now)
+			l.qualify(id, first, now, &budget)
 		}
 	}
-	budget := int64(liveReadBudget)
-	full := now.Sub(l.checked) >= recheckEvery
-	if full {
-		l.checked = now
+	// The capture-only rollouts not read yet or in flight are read as they
+	// grow; every one is checked again at most every recheckEvery, and then
+	// at most 1% of the time.
+	for id, c := range l.active {
+		if !budget.left() {
+			break
+		}
+		if c.update(l.dir, &budget) {
+			l.gen++
+		}
+		if c.read && c.done {
+			delete(l.active, id)
+		}
 	}
-	for _, c := range l.captures {
-		if budget > 0 && (!c.read || !c.done || full) {
-			if c.update(l.dir, &budget) {
+	if now.Sub(l.checked) >= max(recheckEvery, l.checkCost*watchCostFactor) {
+		started := time.Now()
+		for id, c := range l.captures {
+			if c.read && c.done && c.update(l.dir, &budget) {
 				l.gen++
+				if !c.done {
+					l.active[id] = c
+				}
 			}
 		}
+		l.checked, l.checkCost = now, time.Since(started)
 	}
 	for id := range l.spans {
 		_, done := ix.ids[id]
@@ -115,7 +136,7 @@ func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
 			s = &spansLife{}
 			l.spans[id] = s
 		}
-		if budget > 0 {
+		if budget.left() {
 			s.update(l.dir, id, &budget)
 		}
 	}
@@ -125,7 +146,7 @@ func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
 // rollouts.jsonl line: a capture-only rollout once its file is older than
 // noSpansAfter or was seen that long ago. A capture-only rollout whose
 // spans come after all leaves the list.
-func (l *liveState) candidates(now time.Time, scan *dirScan, ix *rolloutIndex) {
+func (l *liveState) candidates(now time.Time, scan *dirScan, ix *rolloutIndex, budget *readBudget) {
 	hasSpans := func(id string) bool {
 		_, a := scan.ids[id]
 		_, b := ix.ids[id]
@@ -134,6 +155,7 @@ func (l *liveState) candidates(now time.Time, scan *dirScan, ix *rolloutIndex) {
 	for id := range l.captures {
 		if _, ok := scan.capts[id]; !ok || hasSpans(id) {
 			delete(l.captures, id)
+			delete(l.active, id)
 			l.gen++
 		}
 	}
@@ -151,18 +173,19 @@ func (l *liveState) candidates(now time.Time, scan *dirScan, ix *rolloutIndex) {
 			first = now
 			l.seen[id] = now
 		}
-		l.qualify(id, first, now)
+		l.qualify(id, first, now, budget)
 	}
 }
 
 // qualify makes id, a capture file first seen at first without spans, a
 // capture-only rollout when it has been so for noSpansAfter.
-func (l *liveState) qualify(id string, first, now time.Time) {
-	if now.Sub(first) < noSpansAfter && !l.quietSince(id, now) {
+func (l *liveState) qualify(id string, first, now time.Time, budget *readBudget) {
+	if now.Sub(first) < noSpansAfter && (budget.stats <= 0 || !l.quietSince(id, now, budget)) {
 		return
 	}
 	delete(l.seen, id)
-	l.captures[id] = &captureFile{row: &rollout{ID: id, CaptureOnly: true, InFlight: true}}
+	c := &captureFile{row: &rollout{ID: id, CaptureOnly: true}}
+	l.captures[id], l.active[id] = c, c
 	l.qualified++
 	l.gen++
 	if len(l.fresh) < maxReportedIDs {
@@ -172,7 +195,8 @@ func (l *liveState) qualify(id string, first, now time.Time) {
 
 // quietSince reports whether id's capture file was last written
 // noSpansAfter ago or earlier (a capture dir of a past run).
-func (l *liveState) quietSince(id string, now time.Time) bool {
+func (l *liveState) quietSince(id string, now time.Time, budget *readBudget) bool {
+	budget.stats--
 	name, _ := rolloutFile(id, captureSuffix)
 	mtime, _, err := l.dir.stat(name)
 	return err == nil && now.Sub(time.Unix(0, mtime)) >= noSpansAfter
@@ -215,4 +239,19 @@ func (d *captureDir) stat(name fileName) (int64, int64, error) {
 		return 0, 0, errNotRegular
 	}
 	return st.Mtim.Nano(), st.Size, nil
+}
+
+// readBudget is what one refresh may still read: bytes, files opened, and
+// files stat'ed to tell their age.
+type readBudget struct {
+	bytes        int64
+	files, stats int
+}
+
+func (b *readBudget) left() bool { return b.bytes > 0 && b.files > 0 }
+
+// spend counts one file opened and n bytes read.
+func (b *readBudget) spend(n int64) {
+	b.files--
+	b.bytes -= n
 }

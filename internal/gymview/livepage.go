@@ -164,19 +164,11 @@ func (h *Handler) liveRuns(page *runsPage, get func(run string) *runRow, note fu
 		}
 		note("", x.Start, x.End)
 	}
-	for id, x := range h.scan.flight {
-		if _, done := h.index.ids[id]; done {
-			continue
-		}
-		if _, ok := h.scan.ids[id]; ok && h.stallOf(x, now) != nil {
+	h.eachInFlight(func(x *rollout) {
+		if h.stallOf(x, now) != nil {
 			get(x.Run).Stalled++
 		}
-	}
-	for _, x := range h.live.captureOnly() {
-		if h.stallOf(x, now) != nil {
-			get("").Stalled++
-		}
-	}
+	})
 }
 
 // liveRolloutOf fills what a rollout's page gains and reports whether the

@@ -21,7 +21,7 @@ type spansLife struct {
 }
 
 // update reads what the spans file gained and the capture file's mtime.
-func (s *spansLife) update(d *captureDir, id string, budget *int64) {
+func (s *spansLife) update(d *captureDir, id string, budget *readBudget) {
 	if c, ok := rolloutFile(id, captureSuffix); ok {
 		if mtime, size, err := d.stat(c); err == nil {
 			s.captureMtime, s.captureSize = mtime, size
@@ -46,7 +46,7 @@ func (s *spansLife) update(d *captureDir, id string, budget *int64) {
 		return nil
 	})
 	s.offset += stats.consumed
-	*budget -= stats.consumed
+	budget.spend(stats.consumed)
 }
 
 // The end-time keys of a console line (one span) and of an OTLP/JSON line

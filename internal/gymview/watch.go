@@ -70,12 +70,12 @@ func (h *Handler) Watch() LiveReport {
 		rep.Stalled[run] = 0
 	}
 	inFlight := map[rolloutKey]bool{}
-	for _, r := range h.allInFlight() {
+	h.eachInFlight(func(r *rollout) {
 		k := rolloutKey{run: r.Run, id: r.ID}
 		inFlight[k] = true
 		st := h.stallOf(r, now)
 		if st == nil || h.live.lastLife(r) < w.start.UnixNano() {
-			continue
+			return
 		}
 		rep.Stalled[r.Run]++
 		w.runs[r.Run] = true
@@ -83,7 +83,7 @@ func (h *Handler) Watch() LiveReport {
 			w.reported[k] = true
 			rep.NewStalls = append(rep.NewStalls, newStall(r, st))
 		}
-	}
+	})
 	for k := range w.reported {
 		if !inFlight[k] {
 			delete(w.reported, k)
@@ -105,19 +105,22 @@ func (h *Handler) refreshWatchLocked() {
 	h.refreshLocked()
 }
 
-// allInFlight are the rollouts of every run without a rollouts.jsonl line.
-// Callers hold h.mu.
-func (h *Handler) allInFlight() []*rollout {
-	var out []*rollout
+// eachInFlight calls fn with the rollouts of every run without a
+// rollouts.jsonl line that are in flight. Callers hold h.mu.
+func (h *Handler) eachInFlight(fn func(r *rollout)) {
 	for id, r := range h.scan.flight {
 		if _, done := h.index.ids[id]; done {
 			continue
 		}
 		if _, ok := h.scan.ids[id]; ok {
-			out = append(out, r)
+			fn(r)
 		}
 	}
-	return append(out, h.live.captureOnly()...)
+	for _, c := range h.live.active {
+		if c.row.InFlight {
+			fn(c.row)
+		}
+	}
 }
 
 func newStall(r *rollout, st *stall) Stall {

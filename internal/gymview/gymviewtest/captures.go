@@ -29,6 +29,9 @@ type Run struct {
 	FailedEvery int
 	// InFlight leaves the last n rollouts out of rollouts.jsonl.
 	InFlight int
+	// CaptureOnly writes the capture files only, as Gym does when its
+	// telemetry is off: no spans file, no rollouts.jsonl line.
+	CaptureOnly bool
 }
 
 // WriteRun writes rollouts.jsonl and, per rollout, a one-span
@@ -57,14 +60,16 @@ func WriteRun(dir string, r Run) error {
 			run: r.ID, rollout: id, traceID: g.trace, spanID: root, start: start, end: end,
 			attrs: map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8000/run", "http.response.status_code": 200},
 		}
-		if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
-			return err
+		if !r.CaptureOnly {
+			if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
+				return err
+			}
 		}
 		x := exchange{id: g.span(), started: start.Add(time.Millisecond), latency: 400 * time.Millisecond, status: 200, responseID: "resp_" + g.span()}
 		if err := writeLines(filepath.Join(dir, id+".capture.jsonl"), x.line()); err != nil {
 			return err
 		}
-		if i >= r.Rollouts-r.InFlight {
+		if i >= r.Rollouts-r.InFlight || r.CaptureOnly {
 			continue
 		}
 		status := "UNSET"
@@ -82,7 +87,10 @@ func WriteRun(dir string, r Run) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil || !r.CaptureOnly {
+		return err
+	}
+	return os.Remove(filepath.Join(dir, "rollouts.jsonl"))
 }
 
 // WriteRollout writes one rollout of about spans spans: the orchestrator's
