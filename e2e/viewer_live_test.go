@@ -132,3 +132,15 @@ func dropRolloutLine(t *testing.T, path, id string) {
 	require.Equal(t, 1, dropped, "%s's line in rollouts.jsonl", id)
 	require.NoError(t, os.WriteFile(path, kept.Bytes(), 0o640))
 }
+
+// TestViewCommandStalledAfter: `otelcol-gym view --stalled-after` is
+// explained, and a negative threshold is refused with what to do.
+func TestViewCommandStalledAfter(t *testing.T) {
+	out, err := runCmd(t, time.Minute, nil, collectorBinary(t), "view", "--help")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "--stalled-after")
+	assert.Contains(t, out, "(default 5m0s)")
+	out, err = runCmd(t, time.Minute, nil, collectorBinary(t), "view", "--capture-dir", t.TempDir(), "--stalled-after", "-1s")
+	require.Error(t, err, out)
+	assert.Contains(t, out, "--stalled-after must not be negative (0 turns it off)")
+}
