@@ -126,7 +126,7 @@ func TestRealGym(t *testing.T) {
 	venv := realGymVenv(t)
 	for _, m := range realGymModes() {
 		t.Run(m.name, func(t *testing.T) {
-			run := runRealGym(t, venv, m, realGymOpts{observability: true})
+			run := runRealGym(t, venv, m, realGymOpts{observability: true, live: stallWatch(m)})
 			checkRealGym(t, m, run)
 		})
 	}

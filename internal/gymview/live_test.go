@@ -311,6 +311,10 @@ func TestDescribeStall(t *testing.T) {
 	selfClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 4, spanKeys{URLFull: "http://127.0.0.1:7/ng-rollout/3-1/v1/responses", PeerService: "nemo-gym/simple_agent"})
 	toolClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 3, spanKeys{URLFull: "http://127.0.0.1:9/ng-rollout/3-1/get_weather", PeerService: "nemo-gym/example_single_tool_call"})
 	recv := sp("POST http receive", "INTERNAL", "nemo-gym/openai_model", 1, spanKeys{})
+	seedServer := sp("POST /ng-rollout/3-1/seed_session", "SERVER", "nemo-gym/example_single_tool_call", 1, path("/ng-rollout/3-1/seed_session"))
+	seedServer.SpanID = "5eed"
+	disconnect := sp("POST http receive", "INTERNAL", "nemo-gym/example_single_tool_call", 2, spanKeys{})
+	disconnect.ParentID = "5eed"
 	seedClient := sp("POST", "CLIENT", "nemo-gym/simple_agent", 1, spanKeys{HTTPURL: "http://127.0.0.1:9/ng-rollout/3-1/seed_session", PeerService: "nemo-gym/example_single_tool_call"})
 	gymModel := sp("gym.model.responses", "INTERNAL", "nemo-gym/policy_model", 5, spanKeys{})
 	verify := sp("gym.verify", "INTERNAL", "nemo-gym/example_single_tool_call", 6, spanKeys{})
@@ -329,6 +333,8 @@ func TestDescribeStall(t *testing.T) {
 			"nemo-gym/simple_agent: POST /ng-rollout/3-1/v1/responses", "the resources server: POST /get_weather, or the model call after it"},
 		{"held at its first model call: the model server the run's other rollouts called", []*viewSpan{run, seedClient}, nil, nil,
 			"nemo-gym/simple_agent: POST /ng-rollout/3-1/seed_session", "nemo-gym/openai_model: POST /v1/responses"},
+		{"an ASGI receive that ends after its response is seen as its request", []*viewSpan{run, seedClient, seedServer, disconnect}, nil, nil,
+			"nemo-gym/example_single_tool_call: POST /ng-rollout/3-1/seed_session", "nemo-gym/openai_model: POST /v1/responses"},
 		{"the agent's own /v1/responses is no model call", []*viewSpan{run, modelClient, toolClient, selfServer, selfClient}, nil, nil,
 			"nemo-gym/simple_agent: POST /ng-rollout/{rollout_id}/v1/responses", "nemo-gym/openai_model: POST /v1/responses"},
 		{"after a final answer: verify", []*viewSpan{run, toolClient, gymModel}, nil, nil,

@@ -165,7 +165,8 @@ func describeStall(spans []*viewSpan, xs []*exchange, tools []string, runModel f
 		}
 	}
 	if latest != nil {
-		seen = place{Server: latest.Service, Call: spanCall(latest), How: "the latest span of its spans file ended then"}
+		c := callSpan(latest, spans)
+		seen = place{Server: c.Service, Call: spanCall(c), How: "the latest span of its spans file ended then"}
 	}
 	if n := len(xs); n > 0 {
 		x := xs[n-1]
@@ -230,6 +231,26 @@ func nextCall(last callKind, tools []string, m *modelOf, resources string, runMo
 		model.How = "no model or tool call of it has returned yet: the agent's first step is a model call"
 	}
 	return model
+}
+
+// callSpan is the call s is part of: s, or for an ASGI http receive or
+// send span (which may end after its request's response, an ASGI
+// disconnect) its nearest SERVER or CLIENT ancestor in spans.
+func callSpan(s *viewSpan, spans []*viewSpan) *viewSpan {
+	for depth := 0; depth < 8 && s.Kind == "INTERNAL" && !strings.HasPrefix(s.Name, "gym.") && s.ParentID != ""; depth++ {
+		var parent *viewSpan
+		for _, p := range spans {
+			if p.SpanID == s.ParentID {
+				parent = p
+				break
+			}
+		}
+		if parent == nil {
+			break
+		}
+		s = parent
+	}
+	return s
 }
 
 // spanCall names a span's call: its name, with the route when the name is
