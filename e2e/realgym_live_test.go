@@ -110,7 +110,6 @@ type stallSeen struct {
 	pageWhere string  // Chromium's stalled row: where it was last seen
 	pageWaits string  // and what it waits on
 	gauge     float64
-	gaugeBack float64 // after the call was let go and the rollout completed
 }
 
 // config returns the collector config edit: edit, then the gymview
