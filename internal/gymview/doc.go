@@ -16,7 +16,13 @@
 // rollouts still in flight are the <id>.spans.jsonl files of a directory scan
 // (dirScan) with no rollouts.jsonl line yet. A rollout's page reads its
 // <id>.spans.jsonl and <id>.capture.jsonl and joins the model exchanges to the
-// model-call spans (join.go). The embedded pages (assets/) build the DOM with
+// model-call spans (join.go). The live state (live.go) adds the
+// capture-only rollouts (a capture file, no spans: Gym's telemetry is off;
+// capturefile.go) and the signs of life of rollouts in flight (spanslife.go),
+// from which a rollout is stalled (stall.go: where it was last seen, the
+// call it waits on); livepage.go puts them on the pages, and Watch
+// (watch.go) reports them to the gymview extension's log and metrics. The
+// embedded pages (assets/) build the DOM with
 // textContent only, under a Content-Security-Policy that allows no inline
 // script.
 package gymview // import "github.com/otelcol-gym/otelcol-gym/internal/gymview"
