@@ -6,6 +6,7 @@ package gymviewextension // import "github.com/otelcol-gym/otelcol-gym/extension
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 
@@ -35,6 +36,12 @@ type Config struct {
 	// GymRun is the run id Gym's output belongs to (Gym's rows carry none).
 	// Default: the run of the capture dir whose first rollout started last.
 	GymRun string `mapstructure:"gym_run"`
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life (the end of its latest span, its capture file's last line) is
+	// older: it is listed first on its run's page, counted in
+	// extension_gymview_stalled_rollouts and logged once. 0 turns it off.
+	// Default: 5m.
+	StalledAfter time.Duration `mapstructure:"stalled_after"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -54,6 +61,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GymRun != "" && c.GymOutput == "" {
 		errs = append(errs, errors.New("gym_run names the run of gym_output: set gym_output too"))
+	}
+	if c.StalledAfter < 0 {
+		errs = append(errs, fmt.Errorf("stalled_after must not be negative (0 turns it off), got %s", c.StalledAfter))
 	}
 	return errors.Join(errs...)
 }

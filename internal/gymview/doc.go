@@ -21,7 +21,12 @@
 // its rollouts.jsonl line (timesplit.go: a run's percentiles), and Gym's output
 // (gymoutput.go: the rows of `gym eval run --output`, read member by member by
 // gymrow.go, incrementally by gymfile.go, joined to one run by gympage.go),
-// become the list's columns, sorts and filters (listwhy.go). The embedded
-// pages (assets/) build the DOM with textContent only, under a
-// Content-Security-Policy that allows no inline script.
+// become the list's columns, sorts and filters (listwhy.go). The live state
+// (live.go) adds the capture-only rollouts (a capture file, no spans: Gym's
+// telemetry is off; capturefile.go) and the signs of life of rollouts in
+// flight (spanslife.go), from which a rollout is stalled (stall.go: where it
+// was last seen, the call it waits on); livepage.go puts them on the pages,
+// and Watch (watch.go) reports them to the gymview extension's log and
+// metrics. The embedded pages (assets/) build the DOM with textContent only,
+// under a Content-Security-Policy that allows no inline script.
 package gymview // import "github.com/otelcol-gym/otelcol-gym/internal/gymview"

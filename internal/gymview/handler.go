@@ -45,6 +45,9 @@ type Options struct {
 	// the rollouts of GymRun (default: the latest run). It may not exist yet.
 	GymOutput string
 	GymRun    string
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life is older (design §8; DefaultStalledAfter); 0 marks none.
+	StalledAfter time.Duration
 }
 
 // Handler serves the viewer's pages and JSON API over one capture dir.
@@ -55,9 +58,11 @@ type Handler struct {
 	dir    *captureDir
 	counts countCache
 
-	mu      sync.Mutex // index, scan, orders, splits, gym
+	mu      sync.Mutex // index, scan, live, orders, splits, gym
 	index   *rolloutIndex
 	scan    *dirScan
+	live    *liveState
+	watch   watchState
 	orders  map[orderKey]*order
 	lastErr string
 	logged  time.Time
@@ -85,7 +90,7 @@ func New(opts Options) (*Handler, error) {
 	dir := newCaptureDir(opts.CaptureDir)
 	h := &Handler{
 		opts: opts, now: time.Now, log: log, dir: dir,
-		index: newRolloutIndex(dir), scan: newDirScan(dir), orders: map[orderKey]*order{},
+		index: newRolloutIndex(dir), scan: newDirScan(dir), live: newLiveState(dir), orders: map[orderKey]*order{},
 		splits: map[string]*splitStats{},
 	}
 	if opts.GymOutput != "" {
@@ -111,6 +116,13 @@ func (h *Handler) Close() error {
 func (h *Handler) refreshLocked() {
 	err := errors.Join(h.index.refresh(), h.scan.refresh(time.Now(), h.index))
 	h.refreshGymLocked()
+	h.live.refresh(h.now(), h.scan, h.index)
+	h.noteErr(err)
+}
+
+// noteErr keeps a refresh's error for the runs page and logs it (at most
+// once a minute). Callers hold h.mu.
+func (h *Handler) noteErr(err error) {
 	if err == nil {
 		h.lastErr = ""
 		return

@@ -27,6 +27,7 @@ type rollout struct {
 	Service, Name       string
 	InFlight            bool
 	Split               *rolloutSplit // where its time went (timesplit.go); nil when unknown
+	CaptureOnly         bool          // a capture file and no spans (live.go)
 }
 
 // failed: the rollout counted an error span or its root failed.

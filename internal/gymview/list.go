@@ -41,6 +41,7 @@ type listRow struct {
 	// Why it went as it did (listwhy.go).
 	TimeSplitMS *splitMS   `json:"time_split_ms,omitempty"`
 	Gym         *gymResult `json:"gym,omitempty"`
+	liveRow                // capture-only and stalled rollouts (livepage.go)
 }
 
 // listQuery is what /api/rollouts was asked.
@@ -98,6 +99,7 @@ type listPage struct {
 	Offset   int       `json:"offset"`
 	Limit    int       `json:"limit"`
 	Rows     []listRow `json:"rows"`
+	livePage           // capture-only and stalled rollouts (livepage.go)
 }
 
 // orderKey names one cached sort of one run's rows.
@@ -108,7 +110,7 @@ type orderKey struct {
 
 type order struct {
 	indexGen, scanGen uint64
-	gymGen            uint64
+	gymGen, liveGen   uint64
 	rows              []*rollout
 	failed, inFlight  int
 	filtered          map[filterKey][]*rollout // rows that pass a filter, kept as long as the order
@@ -147,11 +149,11 @@ func (o *order) filter(k filterKey, why func(*rollout) bool) []*rollout {
 // Callers hold h.mu.
 func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 	k := orderKey{run: run, sort: by, desc: desc}
-	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen && o.gymGen == h.gymGen() {
+	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen && o.gymGen == h.gymGen() && o.liveGen == h.live.gen {
 		return o
 	}
 	done := h.index.byRun[run]
-	flight := h.scan.inFlight(run, h.index)
+	flight := h.inFlightRows(run)
 	rows := make([]*rollout, 0, len(done)+len(flight))
 	rows = append(rows, done...)
 	rows = append(rows, flight...)
@@ -185,7 +187,7 @@ func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 		}
 		return r
 	})
-	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, gymGen: h.gymGen(), rows: rows}
+	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, gymGen: h.gymGen(), liveGen: h.live.gen, rows: rows}
 	for _, r := range rows {
 		if r.failed() {
 			o.failed++
@@ -215,10 +217,14 @@ func (h *Handler) list(q listQuery) listPage {
 	for _, r := range shown {
 		page.Rows = append(page.Rows, h.listRow(r, now, false))
 	}
+	page.livePage = h.livePage(q.run, now)
 	h.mu.Unlock()
 	// The files of the page's rows are counted outside the lock.
 	for i := range page.Rows {
 		h.countFiles(&page.Rows[i])
+	}
+	for i := range page.Stalled {
+		h.countFiles(&page.Stalled[i])
 	}
 	return page
 }
@@ -235,6 +241,7 @@ func (h *Handler) listRow(r *rollout, now time.Time, counted bool) listRow {
 		row.Start = time.Unix(0, r.Start).UTC().Format(time.RFC3339Nano)
 	}
 	h.whyFields(&row, r)
+	h.fillLiveRow(r, now, &row.liveRow)
 	if counted {
 		h.countFiles(&row)
 	}

@@ -2,6 +2,7 @@
 import { el, href, api, errorBox, fmtMS, fmtTime, fmtInt, step, fill, loaded } from './dom.js';
 import { setCrumbs, setParams, go, runLabel } from './nav.js';
 import { WHY_SORTS, ASC_FIRST, sortLabel, headCells, rowCells, runWhy } from './why.js';
+import { noSpansBanner, stalledBox, rowStatus, captureNote } from './live.js';
 
 // selectable keeps one selected row of a tbody, by key, across redraws.
 function selectable(tbody) {
@@ -69,6 +70,7 @@ export function runsPage(main) {
     fill(note);
     if (data.map_error) note.append(errorBox(data.map_error));
     if (data.malformed) note.append(el('p', { class: 'muted', text: data.malformed + ' unreadable lines in rollouts.jsonl were skipped.' }));
+    if (data.no_spans) note.append(noSpansBanner(data.no_spans, 'the run "' + runLabel('') + '" lists'));
     fill(tbody, data.runs.map((r) => el('tr', {
       data: { key: r.run, run: r.run },
       onclick: () => go('run', { run: r.run }),
@@ -76,7 +78,7 @@ export function runsPage(main) {
     el('td', { class: 'id' }, el('a', { href: href('run', { run: r.run }), text: runLabel(r.run) })),
     el('td', { class: 'num', text: fmtInt(r.rollouts) }),
     el('td', { class: 'num' + (r.failed ? ' status-ERROR' : ''), text: fmtInt(r.failed) }),
-    el('td', { class: 'num' + (r.in_flight ? ' status-flight' : ''), text: fmtInt(r.in_flight) }),
+    el('td', { class: 'num' + (r.stalled ? ' status-stalled' : r.in_flight ? ' status-flight' : '') }, fmtInt(r.in_flight), r.stalled ? ' (' + fmtInt(r.stalled) + ' stalled)' : null),
     el('td', { text: fmtTime(r.start) }),
     el('td', { class: 'num', text: r.end ? fmtMS(r.duration_ms) : '–' }),
     el('td', null, r.edges
@@ -136,9 +138,11 @@ export function rolloutsPage(main, params) {
   const status = el('div');
   const summary = el('div', { id: 'run-summary', class: 'muted', hidden: true });
   const why = el('div', { id: 'run-why' });
+  const liveBox = el('div', { id: 'live-box' }); // capture-only banner, stalled rollouts (live.js)
   main.append(
     el('h1', null, 'Rollouts of run ', el('span', { class: 'mono', text: runLabel(st.run) })),
     summary,
+    liveBox,
     why,
     el('div', { class: 'toolbar' },
       search,
@@ -197,21 +201,21 @@ export function rolloutsPage(main, params) {
 
   function row(r) {
     const open = () => { if (r.has_page) go('rollout', { run: r.run, id: r.id }); };
-    const stText = r.in_flight ? 'in flight' : r.status || '–';
+    const [stText, stClass] = rowStatus(r);
     return el('tr', {
-      class: (r.failed ? 'failed ' : '') + (r.in_flight ? 'inflight' : ''),
+      class: (r.failed ? 'failed ' : '') + (r.in_flight ? 'inflight ' : '') + (r.stalled ? 'stalled ' : '') + (r.capture_only ? 'capture-only' : ''),
       data: { key: r.id, id: r.id, run: r.run },
       onclick: open,
     },
     el('td', { class: 'id' }, r.has_page ? el('a', { href: href('rollout', { run: r.run, id: r.id }), text: r.id }) : el('span', { text: r.id, title: 'not a file name: no page' })),
     el('td', { text: fmtTime(r.start) }),
     el('td', { class: 'num', text: fmtMS(r.duration_ms) }),
-    el('td', { class: 'status' }, el('span', { class: 'badge ' + (r.in_flight ? 'status-flight' : 'status-' + r.status), text: stText })),
+    el('td', { class: 'status' }, el('span', { class: 'badge ' + stClass, text: stText })),
     el('td', { class: 'num' + (r.errors ? ' status-ERROR' : ''), text: r.in_flight ? '–' : fmtInt(r.errors) }),
     el('td', { class: 'num', text: fmtInt(r.spans) }),
     el('td', { class: 'num', text: fmtInt(r.model_calls) }),
     rowCells(r),
-    el('td', { class: 'muted', text: r.name || '' }));
+    el('td', { class: 'muted', text: r.capture_only ? captureNote(r) : r.name || '' }));
   }
 
   async function load() {
@@ -220,6 +224,7 @@ export function rolloutsPage(main, params) {
     etag = t;
     total = data.total;
     fill(status);
+    fill(liveBox, noSpansBanner(data.no_spans, 'this list shows'), stalledBox(data.stalled, data.stalled_after_ms));
     orderBtn.textContent = st.order === 'asc' ? '▴ ascending' : '▾ descending';
     for (const [k, h] of Object.entries(heads)) {
       h.classList.toggle('sorted', k === st.sort);

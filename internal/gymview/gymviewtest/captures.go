@@ -33,6 +33,9 @@ type Run struct {
 	// Split gives each rollouts.jsonl line a time_split_ms (the gymspans
 	// exporter's), summing to the rollout's duration.
 	Split bool
+	// CaptureOnly writes the capture files only, as Gym does when its
+	// telemetry is off: no spans file, no rollouts.jsonl line.
+	CaptureOnly bool
 }
 
 // WriteRun writes rollouts.jsonl and, per rollout, a one-span
@@ -61,14 +64,16 @@ func WriteRun(dir string, r Run) error {
 			run: r.ID, rollout: id, traceID: g.trace, spanID: root, start: start, end: end,
 			attrs: map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8000/run", "http.response.status_code": 200},
 		}
-		if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
-			return err
+		if !r.CaptureOnly {
+			if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
+				return err
+			}
 		}
 		x := exchange{id: g.span(), started: start.Add(time.Millisecond), latency: 400 * time.Millisecond, status: 200, responseID: "resp_" + g.span()}
 		if err := writeLines(filepath.Join(dir, id+".capture.jsonl"), x.line()); err != nil {
 			return err
 		}
-		if i >= r.Rollouts-r.InFlight {
+		if i >= r.Rollouts-r.InFlight || r.CaptureOnly {
 			continue
 		}
 		status := "UNSET"
@@ -90,7 +95,10 @@ func WriteRun(dir string, r Run) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil || !r.CaptureOnly {
+		return err
+	}
+	return os.Remove(filepath.Join(dir, "rollouts.jsonl"))
 }
 
 // split is a time split of d that varies with i: model most of it.
