@@ -17,7 +17,7 @@ if [ ! -x "$venv/bin/gym" ]; then
 fi
 if [ "${1:-}" = install ]; then exit 0; fi
 export PATH="$venv/bin:$PATH"
-: "${MODEL_URL:?the model server's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1}" "${MODEL:?the model name}"
+: "${MODEL_URL:?the OpenAI-compatible API of your model, e.g. http://127.0.0.1:8000/v1}" "${MODEL:?the model name}"
 
 # 2. The collector: OTLP on 127.0.0.1:4317 and :4318, the viewer on http://127.0.0.1:13180/.
 #    Ctrl-C (or the script's end) stops Gym, then the collector, which first writes every span it holds.

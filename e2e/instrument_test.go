@@ -151,22 +151,32 @@ func TestInstrumentPassesSignalsThrough(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(collectorBinary(t), "instrument", "--", "sh", "-c", tc.script)
-			cmd.Env = instrumentBaseEnv(t)
-			stdin, err := cmd.StdinPipe() // kept open: the command blocks reading it
-			require.NoError(t, err)
-			defer stdin.Close()
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			require.NoError(t, err)
-			require.Equal(t, "ready\n", line)
+			cmd, line := startInstrumentUntilLine(t, nil, "--", "sh", "-c", tc.script)
+			require.Equal(t, "ready", line)
 			require.NoError(t, cmd.Process.Signal(tc.sig))
 			_ = cmd.Wait()
 			tc.check(t, cmd.ProcessState)
 		})
 	}
+}
+
+// startInstrumentUntilLine starts `otelcol-gym instrument args...` with its
+// stdin held open (the command may block reading it) and returns once the
+// command printed its first line, without the newline.
+func startInstrumentUntilLine(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(collectorBinary(t), append([]string{"instrument"}, args...)...)
+	cmd.Env = append(instrumentBaseEnv(t), env...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	return cmd, strings.TrimSuffix(line, "\n")
 }
 
 // fakeGymSite writes a directory for PYTHONPATH with a fake nemo-gym 0.7.0
@@ -396,17 +406,7 @@ func TestInstrumentLeavesNothingBehind(t *testing.T) {
 	assert.Empty(t, entries, "nothing in HOME")
 
 	// Killed with SIGKILL: the private dir still goes.
-	cmd := exec.Command(collectorBinary(t), "instrument", "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"; exec cat`)
-	cmd.Env = append(instrumentBaseEnv(t), env...)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	private = strings.TrimSpace(line)
+	cmd, private := startInstrumentUntilLine(t, env, "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"; exec cat`)
 	assert.DirExists(t, private, "there while the command runs")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()

@@ -7,14 +7,20 @@
 #
 # The venv lives outside the repo, under
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/otelcol-gym/userinstall-<key>
-# where <key> is a hash of the quickstart script and of this script: a change of either makes a
-# new venv. A venv counts as made only once its `.complete` marker exists. Everything is logged
-# to stderr; stdout carries only the path.
+# where <key> is a hash of the script's step 1 (from "# 1." to the line that ends `install`)
+# and of this script: a change of either makes a new venv; a change elsewhere in the script
+# does not (the install takes about 6 min). A venv counts as made only once its `.complete`
+# marker exists. Everything is logged to stderr; stdout carries only the path.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 script="$here/../../docs/trace-your-gym-run.sh"
-key="$(cat "$script" "$here/setup-userinstall-venv.sh" | sha256sum | cut -c1-16)"
+step1="$(sed -n '/^# 1\./,/= install ]/p' "$script")"
+case "$step1" in
+*"pip\" install"*"= install ]"*) ;;
+*) echo "user-install venv: no step 1 (\"# 1.\" ... pip install ... = install ]) in $script" >&2; exit 1 ;;
+esac
+key="$( (echo "$step1"; cat "$here/setup-userinstall-venv.sh") | sha256sum | cut -c1-16)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/otelcol-gym"
 venv="$cache/userinstall-$key"
 

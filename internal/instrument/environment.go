@@ -96,7 +96,7 @@ func (s settings) exports() string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell: single quotes, each ' as '\''.
+// shellQuote quotes s for a POSIX shell: single quotes, each ' as '\”.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -25,7 +25,7 @@ const pipLauncher = `'''exec' `
 // exec.LookPath found it): program itself when it is one, else the
 // interpreter its shebang names (a console script such as Gym's `gym`,
 // `#!/venv/bin/python`; pip's launcher for long paths, `#!/bin/sh` then
-// `'''exec' /venv/bin/python "$0" "$@"`, the path in double quotes when it
+// `”'exec' /venv/bin/python "$0" "$@"`, the path in double quotes when it
 // has a space; or `#!/usr/bin/env python3`, looked up in PATH). ok is false
 // for anything else (an ELF binary, a shell script).
 func pythonOf(program string) (python string, ok bool) {
