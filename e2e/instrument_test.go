@@ -74,8 +74,8 @@ func runInstrument(t *testing.T, stdin string, env []string, args ...string) ins
 		return instrumentRun{stdout: stdout.String(), stderr: stderr.String(), err: err, pid: pid}
 	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("otelcol-gym instrument %q did not end within 2 min:\n%s", args, stderr.String())
+		err := <-done
+		t.Fatalf("otelcol-gym instrument %q did not end within 2 min (%v):\n%s", args, err, stderr.String())
 		return instrumentRun{}
 	}
 }
