@@ -2,6 +2,8 @@
 # Trace your Gym run: NeMo Gym as the package index has it, its spans into otelcol-gym, the viewer.
 # From a clone of otelcol-gym after `make build`, with a model behind an OpenAI-compatible API:
 #   MODEL_URL=http://127.0.0.1:8000/v1 MODEL=my-model docs/trace-your-gym-run.sh
+# It needs python3.13 on PATH (or PYTHON=/path/to/python3.13) and curl; it writes gym-venv/,
+# gym-venvs/, captures/, gym-output/, outputs/ (Hydra's) and gym-env-start.log where it runs.
 # (README "Trace your Gym run"; e2e/realgym_userinstall_test.go runs this file as it is.)
 set -euo pipefail
 set -m  # Gym and the collector in process groups of their own, stopped as Ctrl-C would stop them

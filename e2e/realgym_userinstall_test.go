@@ -5,6 +5,9 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +101,7 @@ func TestRealGymUserInstall(t *testing.T) {
 	}) {
 		t.Logf("not every rollout's root reached rollouts.jsonl within 90s")
 	}
+	checkViewerShowsRun(t, "http://127.0.0.1:13180", m.runID, len(run.rollouts))
 	run.accepted, _ = scrapeMetric(t, 8888, "otelcol_receiver_accepted_spans")
 	require.NoError(t, script.stop(), "the script ends with 0 once the collector stopped cleanly:\n%s", script.log())
 	run.collectorLog = script.log()
@@ -109,6 +113,27 @@ func TestRealGymUserInstall(t *testing.T) {
 	}
 	t.Logf("%s: the viewer after %s; %d rollouts, %d spans accepted", quickstartScript, ran.Round(time.Second), len(run.rollouts), int(run.accepted))
 	checkRealGym(t, m, run)
+}
+
+// checkViewerShowsRun: the viewer the script points the user at lists the
+// run with its rollouts.
+func checkViewerShowsRun(t *testing.T, viewer, runID string, rollouts int) {
+	t.Helper()
+	resp, err := http.Get(viewer + "/api/runs")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var page struct {
+		Runs []struct {
+			Run      string `json:"run"`
+			Rollouts int    `json:"rollouts"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+	got := map[string]int{}
+	for _, r := range page.Runs {
+		got[r.Run] = r.Rollouts
+	}
+	assert.Equal(t, map[string]int{runID: rollouts}, got, "the runs the viewer lists, with their rollouts")
 }
 
 // quickstartRun is the script running: bash in a process group of its own,
@@ -125,12 +150,13 @@ func startQuickstart(t *testing.T, dir string, env []string) *quickstartRun {
 	logPath := filepath.Join(dir, "quickstart.log")
 	f, err := os.Create(logPath)
 	require.NoError(t, err)
-	// -x with a time stamp on each command: how long each step of the
-	// user's path took is in the log (the script's commands are unchanged).
+	// -x, each line stamped with the time it came: how long each command of
+	// the user's path took is in the log (the script's commands unchanged).
 	cmd := exec.Command("bash", "-x", filepath.Join(repoRoot(t), quickstartScript))
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), env...), `PS4=+ ${EPOCHREALTIME} `)
-	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	stamped := &lineStamper{w: f}
+	cmd.Stdout, cmd.Stderr = stamped, stamped
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
 	q := &quickstartRun{cmd: cmd, logPath: logPath, done: make(chan struct{})}
@@ -157,14 +183,39 @@ func (q *quickstartRun) waitFor(within time.Duration, line string) bool {
 	}) && q.hasLine(line)
 }
 
+// hasLine: the script printed a line that starts with prefix (after its
+// time stamp).
 func (q *quickstartRun) hasLine(prefix string) bool {
 	sc := bufio.NewScanner(strings.NewReader(q.log()))
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), prefix) {
+		if _, line, ok := strings.Cut(sc.Text(), " "); ok && strings.HasPrefix(line, prefix) {
 			return true
 		}
 	}
 	return false
+}
+
+// lineStamper writes each line with the wall-clock time it came first.
+// exec.Cmd calls it from one goroutine (Stdout and Stderr are the same).
+type lineStamper struct {
+	w       io.Writer
+	midLine bool
+}
+
+func (l *lineStamper) Write(p []byte) (int, error) {
+	var b []byte
+	for _, c := range p {
+		if !l.midLine {
+			b = time.Now().AppendFormat(b, "15:04:05.000 ")
+			l.midLine = true
+		}
+		b = append(b, c)
+		l.midLine = c != '\n'
+	}
+	if _, err := l.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (q *quickstartRun) log() string { return readFileString(q.logPath) }

@@ -54,13 +54,13 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs := flag.NewFlagSet("otelcol-gym "+CommandName, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.endpoint, "endpoint", DefaultEndpoint, "the collector's OTLP/HTTP endpoint")
+	fs.StringVar(&o.endpoint, "endpoint", DefaultEndpoint, "the `URL` of the collector's OTLP/HTTP endpoint")
 	fs.StringVar(&o.telemetry, "telemetry", "auto", "auto: the richest this Python can give; gym: Gym's own (the installed nemo-lens if it works, else otelcol-gym's bridge); generic: OpenTelemetry's FastAPI, ASGI and aiohttp-client instrumentation")
 	fs.StringVar(&o.serviceName, "service-name", envOr("OTEL_SERVICE_NAME", defaultServiceName), "the service.name each Gym process's name is put under (<name>/<server>)")
-	fs.StringVar(&o.runID, "run-id", os.Getenv("NEMO_GYM_OTEL_RUN_ID"), "the run id (nemo.run.id) of every process; empty: Gym's own telemetry mints one per `gym env start`")
-	fs.BoolVar(&o.export, "export", false, "print the settings as `export` lines for a shell (eval \"$(otelcol-gym instrument --export)\") instead of running a command")
-	fs.StringVar(&o.pythonDir, "python-dir", "", "with --export: write the Python side here (default: a new private directory, left for you to remove)")
-	fs.StringVar(&o.python, "python", "", "the Python to probe (default: the command's, from its shebang; with --export, the `gym` on PATH)")
+	fs.StringVar(&o.runID, "run-id", os.Getenv("NEMO_GYM_OTEL_RUN_ID"), "the run id (nemo.run.id) of every process; empty: Gym's own telemetry mints one per gym env start")
+	fs.BoolVar(&o.export, "export", false, "print the settings as export lines for a shell (eval \"$(otelcol-gym instrument --export)\") instead of running a command")
+	fs.StringVar(&o.pythonDir, "python-dir", "", "with --export: write the Python side into `DIR` (default: a new private directory, left for you to remove)")
+	fs.StringVar(&o.python, "python", "", "the `PYTHON` interpreter to probe (default: the command's, from its shebang; with --export, that of the gym on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: otelcol-gym %[1]s [flags] -- <command> [args...]\n"+
 			"       otelcol-gym %[1]s --export [flags]\n\n"+
