@@ -65,10 +65,13 @@ func TestRealGymUserInstall(t *testing.T) {
 		require.NoError(t, os.MkdirAll(dir, 0o750))
 	}
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{}}
+	// The script runs where a user runs it, in a clone after `make build`
+	// with its step 1 done: bin/ and gym-venv/ are there.
+	require.NoError(t, os.Symlink(filepath.Dir(collectorBinary(t)), filepath.Join(dir, "bin")))
+	require.NoError(t, os.Symlink(venv, filepath.Join(dir, "gym-venv")))
 	model := startStubModel(t, realGymModelDelay, 0)
 	env := []string{
-		"OTELCOL_GYM=" + collectorBinary(t), "GYM_VENV=" + venv, "NEMO_GYM_CAPTURE_DIR=" + run.captureDir,
-		"MODEL_URL=" + model.URL, "MODEL=stub", "MODEL_API_KEY=stub",
+		"MODEL_URL=" + model.URL, "MODEL=stub",
 		// Not the script's: a known run id to check the trace ids by, and no
 		// usage reports or bytecode from the shared venv.
 		"NEMO_GYM_OTEL_RUN_ID=" + m.runID, "RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1",
@@ -82,14 +85,14 @@ func TestRealGymUserInstall(t *testing.T) {
 		}
 		// Ray gives its raylet a fixed 30 s to register (see runRealGym):
 		// Ray's start, not the path under test: once more.
-		if attempt == 1 && strings.Contains(readFileString(filepath.Join(dir, "gym-env-start.log")), "The current node timed out during startup") {
+		if attempt == 1 && strings.Contains(readFileString(filepath.Join(dir, "gym.log")), "The current node timed out during startup") {
 			t.Logf("Ray's node did not start within its 30 s; running the script again")
 			continue
 		}
-		t.Fatalf("%s ended before it showed the viewer:\n%s\ngym-env-start.log:\n%s", quickstartScript, script.log(), readFileString(filepath.Join(dir, "gym-env-start.log")))
+		t.Fatalf("%s ended before it showed the viewer:\n%s\ngym.log:\n%s", quickstartScript, script.log(), readFileString(filepath.Join(dir, "gym.log")))
 	}
 	ran := time.Since(start)
-	checkInstrumentChoice(t, m, readFileString(filepath.Join(dir, "gym-env-start.log")))
+	checkInstrumentChoice(t, m, readFileString(filepath.Join(dir, "gym.log")))
 	assert.Contains(t, script.log(), "otelcol-gym instrument: "+m.choice, "the script shows which telemetry Gym got")
 
 	run.rollouts = gymRolloutIDs(t, filepath.Join(dir, "gym-output", "rollouts.jsonl"))
