@@ -81,6 +81,9 @@ type realGymMode struct {
 	driverTraced bool
 	// ownTelemetry: Gym's own telemetry, with its gym.rollout span.
 	ownTelemetry bool
+	// uninstrumented: Gym runs without `otelcol-gym instrument`, pointed at
+	// the collector by hand (OTEL_EXPORTER_OTLP_* and env).
+	uninstrumented bool
 }
 
 func realGymModes() []realGymMode {
@@ -114,6 +117,9 @@ func realGymModes() []realGymMode {
 // instrumented is argv under `otelcol-gym instrument` for mode m, sending to
 // the collector's OTLP/HTTP port.
 func instrumented(t *testing.T, m realGymMode, p ports, argv ...string) []string {
+	if m.uninstrumented {
+		return argv
+	}
 	return append(append([]string{collectorBinary(t), "instrument", "--endpoint", fmt.Sprintf("http://127.0.0.1:%d", p.HTTP)},
 		m.instrument...), append([]string{"--"}, argv...)...)
 }
@@ -213,6 +219,9 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	require.True(t, os.IsNotExist(err), "the venv has no uv: Gym cannot install anything at run time")
 
 	env := append([]string{"RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1"}, m.env...)
+	if m.uninstrumented {
+		env = append(env, fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", p.HTTP), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
+	}
 	if o.slow > 0 {
 		env = append(env, fmt.Sprintf("OTEL_BSP_SCHEDULE_DELAY=%d", (o.slow/6).Milliseconds()))
 	}
