@@ -47,6 +47,8 @@ type captureProcessor struct {
 	files    openFiles
 	queue    *list.List // of *waitingSpan, by deadline
 	services serviceTypes
+	runs     runTable
+	freed    []*waitingSpan // let go this round, not yet in its output
 	buf      []byte
 	lastLog  time.Time
 	// round counts the calls (batches, polls): a rollout's file is read
@@ -70,7 +72,7 @@ func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
 		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
 		files:    openFiles{lru: list.New(), max: cfg.MaxOpenFiles},
-		services: serviceTypes{}, buf: make([]byte, 256<<10),
+		services: serviceTypes{}, runs: runTable{}, buf: make([]byte, 256<<10),
 	}, nil
 }
 
@@ -126,14 +128,24 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	now := p.newRound()
 	var out []joined
 	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
-		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
+		res := rs.Resource().Attributes()
+		serverType := stringAttr(res, gymconv.ServerTypeAttribute)
+		service := gymconv.Service(res, p.cfg.ServiceAttributes)
+		run := stringAttr(res, gymconv.RunAttribute)
 		p.services.learn(service, serverType)
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
 				r, kind := p.wants(span, service, serverType, &c)
-				if r == nil || p.joinNow(r, kind, span, &c, &out) {
+				if r == nil {
 					return false
+				}
+				runKinds := p.runs.seen(run, kind, now)
+				if l := p.joinNow(r, kind, span, &c, &out); l != nil {
+					if p.place(span, kind, runKinds, r.id, l, false) {
+						return false
+					}
+					p.waitForCall(p.hold(r, kind, runKinds, rs, ss, span, now), l)
+					return true
 				}
 				if !r.tail.exists {
 					// No capture file: Gym captures nothing for this
@@ -142,18 +154,21 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					c.missed[missedNoFile]++
 					return false
 				}
-				p.hold(r, kind, rs, ss, span, now)
+				w := p.hold(r, kind, runKinds, rs, ss, span, now)
+				r.waiting[kind] = append(r.waiting[kind], w)
+				r.nWaiting++
 				return true
 			})
 			return ss.Spans().Len() == 0
 		})
 		return rs.ScopeSpans().Len() == 0
 	})
-	p.release(out, td, &c)
+	p.release(out, &c)
 	p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
 	for p.queue.Len() > p.cfg.MaxWaitingSpans {
 		p.let(p.queue.Front().Value.(*waitingSpan), td, &c, missedBound)
 	}
+	p.flushFreed(td)
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
@@ -180,12 +195,13 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 			out = r.join(out)
 		}
 	}
-	p.release(out, td, &c)
+	p.release(out, &c)
 	if final {
 		p.expire(td, &c, func(*waitingSpan) bool { return true }, missedShutdown)
 	} else {
 		p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
 	}
+	p.flushFreed(td)
 	p.files.closeIdle(now.Add(-openFileIdle))
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
@@ -243,9 +259,9 @@ func (p *captureProcessor) rollout(id string) *rolloutState {
 // joinNow joins span, still in its batch, to its capture line, after
 // reading what the file got since the last read; a span that finds no line
 // looks at the file's name again before it waits (the file may have been
-// replaced). The span is annotated in place (no copy); waiting spans the
-// new lines placed go to out.
-func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) bool {
+// replaced). It returns the line (nil: none); waiting spans the new lines
+// placed go to out.
+func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) *captureLine {
 	p.read(r, false, c)
 	sc := call(span)
 	l, how := r.joinOne(kind, sc, out)
@@ -253,16 +269,15 @@ func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span pt
 		p.read(r, true, c)
 		l, how = r.joinOne(kind, sc, out)
 	}
-	if l == nil {
-		return false
+	if l != nil {
+		c.countJoined(how)
 	}
-	annotate(span.Attributes(), &l.line)
-	c.countJoined(how)
-	return true
+	return l
 }
 
-// hold moves span out of its batch into a traces of its own, to wait.
-func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) {
+// hold moves span out of its batch into a traces of its own, to wait until
+// capture_wait after now.
+func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, run *runKinds, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) *waitingSpan {
 	td := ptrace.NewTraces()
 	rs2 := td.ResourceSpans().AppendEmpty()
 	rs.Resource().CopyTo(rs2.Resource())
@@ -272,10 +287,9 @@ func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.
 	ss2.SetSchemaUrl(ss.SchemaUrl())
 	moved := ss2.Spans().AppendEmpty()
 	span.MoveTo(moved)
-	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, deadline: now.Add(p.cfg.CaptureWait)}
+	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, run: run, deadline: now.Add(p.cfg.CaptureWait)}
 	w.queued = p.queue.PushBack(w)
-	r.waiting[kind] = append(r.waiting[kind], w)
-	r.nWaiting++
+	return w
 }
 
 // newRound starts a call's round and returns its time.
@@ -339,14 +353,28 @@ func (p *captureProcessor) logRateLimited(msg string, err error) {
 	}
 }
 
-// release annotates the joined spans and moves them into td.
-func (p *captureProcessor) release(out []joined, td ptrace.Traces, c *counts) {
+// release places the waiting spans that found their line: each leaves
+// (flushFreed) or waits on for a better span of its call.
+func (p *captureProcessor) release(out []joined, c *counts) {
 	for _, j := range out {
-		annotate(j.w.span.Attributes(), &j.l.line)
 		c.countJoined(j.how)
-		p.queue.Remove(j.w.queued)
-		j.w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		w := j.w
+		if p.place(w.span, w.kind, w.run, w.rollout.id, j.l, false) {
+			p.queue.Remove(w.queued)
+			p.freed = append(p.freed, w)
+		} else {
+			p.waitForCall(w, j.l)
+		}
 	}
+}
+
+// flushFreed moves the spans let go this round into td.
+func (p *captureProcessor) flushFreed(td ptrace.Traces) {
+	for i, w := range p.freed {
+		w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		p.freed[i] = nil
+	}
+	p.freed = p.freed[:0]
 }
 
 // expire lets the waiting spans go, in deadline order, while due says so.
@@ -356,11 +384,21 @@ func (p *captureProcessor) expire(td ptrace.Traces, c *counts, due func(*waiting
 	}
 }
 
-// let lets a waiting span go without its line, counted by reason.
+// let lets a waiting span go: one joined to its line stands for its call
+// unless a better span of it waits too (leaveCall); one without its line leaves without it,
+// counted by reason, and stands for its call when it is of the best kind
+// its run has (the call's other spans are not).
 func (p *captureProcessor) let(w *waitingSpan, td ptrace.Traces, c *counts, reason int) {
+	if w.line != nil {
+		p.leaveCall(w)
+		return
+	}
 	w.rollout.remove(w)
 	p.queue.Remove(w.queued)
 	c.missed[reason]++
+	if w.kind >= w.run.best {
+		annotateLineless(w.span.Attributes(), w.rollout.id)
+	}
 	w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 }
 

@@ -17,16 +17,24 @@ import (
 type captureLine struct {
 	line  modelcall.Line
 	taken [modelcall.Kinds]bool
+	// stood: a span stands for the call (callspan.go); parts are the spans
+	// joined to it that wait for a better one to.
+	stood bool
+	parts []*waitingSpan
 }
 
-// waitingSpan is a model-call span waiting for its capture line, alone in
-// its own traces (with a copy of its resource and scope).
+// waitingSpan is a model-call span waiting for its capture line, or
+// (line set) joined to it and waiting for a better span of its call to
+// stand for it (callspan.go), alone in its own traces (with a copy of its
+// resource and scope).
 type waitingSpan struct {
 	td       ptrace.Traces
 	span     ptrace.Span
 	call     modelcall.Call
 	kind     modelcall.Kind
 	rollout  *rolloutState
+	run      *runKinds
+	line     *captureLine
 	deadline time.Time
 	queued   *list.Element // in the processor's queue, by deadline
 }
@@ -137,7 +145,7 @@ func (r *rolloutState) keepWaiting(k modelcall.Kind, placed []bool) {
 // fallback: calls come one by one) and takes the joined spans out of
 // waiting.
 func (r *rolloutState) join(out []joined) []joined {
-	for k := range r.waiting {
+	for k := len(r.waiting) - 1; k >= 0; k-- { // the best kind first: it may stand for its call
 		ws := r.waiting[k]
 		if len(ws) == 0 {
 			continue
