@@ -75,3 +75,28 @@ func TestCandidate(t *testing.T) {
 		}
 	}
 }
+
+func TestToolName(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://127.0.0.1:9003/get_weather":                 "get_weather",
+		"http://127.0.0.1:9003/ng-rollout/0-0/get_weather":  "get_weather",
+		"http://127.0.0.1:9003/ng-rollout/0-0/verify":       "",
+		"http://127.0.0.1:9003/seed_session":                "",
+		"http://127.0.0.1:9001/ng-rollout/0-0/v1/responses": "",
+		"http://127.0.0.1:9001/v1/chat/completions":         "",
+		"http://127.0.0.1:9003/":                            "",
+		"http://127.0.0.1:9003/%3Cscript%3E":                "",
+		"http://127.0.0.1:9003/search.v2?q=1":               "search.v2",
+		"::not a url":                                       "",
+	} {
+		if got := ToolName(Span{Kind: "CLIENT", URLFull: url}); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", url, got, want)
+		}
+	}
+	if got := ToolName(Span{Kind: "SERVER", URLFull: "http://h/get_weather"}); got != "" {
+		t.Errorf("a SERVER span calls no tool, got %q", got)
+	}
+	if got := ToolName(Span{Kind: "CLIENT", HTTPURL: "http://h/get_weather"}); got != "get_weather" {
+		t.Errorf("http.url: got %q", got)
+	}
+}

@@ -45,6 +45,27 @@ func annotateLineless(attrs pcommon.Map, rollout string) {
 	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
 }
 
+// annotateAgent makes the rollout's agent span invoke_agent, the rollout
+// the conversation.
+func annotateAgent(attrs pcommon.Map, agent, rollout string) {
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), conventions.GenAIOperationNameInvokeAgent.Value.AsString())
+	if agent != "" {
+		attrs.PutStr(string(conventions.GenAIAgentNameKey), agent)
+	}
+	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+}
+
+// annotateTool makes a tool call execute_tool: the tool's name (from the
+// route) and the model's call id when the capture gave it.
+func annotateTool(attrs pcommon.Map, tool, callID, rollout string) {
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), conventions.GenAIOperationNameExecuteTool.Value.AsString())
+	attrs.PutStr(string(conventions.GenAIToolNameKey), tool)
+	if callID != "" {
+		attrs.PutStr(string(conventions.GenAIToolCallIDKey), callID)
+	}
+	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+}
+
 // annotateCall puts on the span that stands for a model call the attributes
 // its capture line gives (design §4.7), and the rollout as the GenAI
 // conversation, and nothing else: never a body, every string bounded

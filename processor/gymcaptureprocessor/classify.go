@@ -35,8 +35,11 @@ func (t serviceTypes) learn(service, serverType string) {
 // viewer's rule). The attributes of a span that can be one
 // (modelcall.Candidate) are read in one pass, each key's first value, as
 // Map.Get would give it.
-func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) modelcall.Kind {
-	s := modelcall.Span{Name: span.Name(), ServerType: serverType, Service: service}
+// s is what was read of the span (its URL attributes only when it may be a
+// model call at all: a CLIENT span, a gym.model.* span, a model server's
+// SERVER span).
+func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string, s *modelcall.Span) modelcall.Kind {
+	*s = modelcall.Span{Name: span.Name(), ServerType: serverType, Service: service}
 	switch span.Kind() {
 	case ptrace.SpanKindServer:
 		s.Kind = "SERVER"
@@ -73,7 +76,7 @@ func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) model
 		return true
 	})
 	s.CalleeType = t[s.PeerService]
-	return modelcall.KindOf(s)
+	return modelcall.KindOf(*s)
 }
 
 // call is span as the join sees it.

@@ -35,8 +35,8 @@ type goldenCase struct {
 	// better span of its call (callspan.go) that never comes.
 	waitsForCall bool
 	// calls is how many model calls the input has: exactly one span of each
-	// carries the GenAI operation.
-	calls int
+	// carries the GenAI operation; tools how many tool calls.
+	calls, tools int
 	// joined, missed: model-call spans given their line, and left without.
 	joined, missed int64
 	lines          map[string]int64 // capture lines by result
@@ -66,6 +66,9 @@ var goldenCases = map[string]goldenCase{
 	// call has. Each waits capture_wait (its run's first) for a better span,
 	// then stands for its call.
 	"caller_side_only": {waitsForCall: true, calls: 2, joined: 2, lines: map[string]int64{"kept": 2}},
+	// The model asked for get_weather: the agent's call to that route is
+	// execute_tool with the call's id; its verify call is no tool.
+	"rollout_with_tool_call": {leaveAtOnce: true, calls: 1, tools: 1, joined: 3, lines: map[string]int64{"kept": 1}},
 }
 
 func TestGolden(t *testing.T) {
@@ -104,6 +107,7 @@ func TestGolden(t *testing.T) {
 			out := canonical(h.sink.AllTraces())
 			onlyNamedAttributes(t, canonical([]ptrace.Traces{readTraces(t, filepath.Join(dir, "input.json"))}), out)
 			oneSpanPerCall(t, out, gc.calls)
+			rolloutInAgentTerms(t, out, gc.tools)
 			compareGolden(t, filepath.Join(dir, "expected.json"), out)
 		})
 	}
@@ -115,6 +119,38 @@ var namedAttributes = map[string]bool{
 	"gen_ai.response.id": true, "gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true,
 	"gen_ai.response.finish_reasons": true, "error.type": true,
 	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true,
+	"gen_ai.agent.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
+}
+
+// rolloutInAgentTerms checks that the rollout's gym.rollout span is
+// invoke_agent with the agent's name, and that tools spans are execute_tool,
+// each with the rollout as the conversation.
+func rolloutInAgentTerms(t *testing.T, out ptrace.Traces, tools int) {
+	t.Helper()
+	agents, toolSpans := 0, 0
+	for i := 0; i < out.ResourceSpans().Len(); i++ {
+		span := out.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+		attrs := span.Attributes()
+		op, _ := attrs.Get("gen_ai.operation.name")
+		rollout, _ := attrs.Get("nemo.gym.rollout.id")
+		conv, _ := attrs.Get("gen_ai.conversation.id")
+		switch op.Str() {
+		case "invoke_agent":
+			agents++
+			assert.Equal(t, "gym.rollout", span.Name())
+			name, _ := attrs.Get("gen_ai.agent.name")
+			assert.Equal(t, "simple_agent", name.Str())
+		case "execute_tool":
+			toolSpans++
+			name, _ := attrs.Get("gen_ai.tool.name")
+			assert.Equal(t, "get_weather", name.Str())
+		default:
+			continue
+		}
+		assert.Equal(t, rollout.Str(), conv.Str(), "the conversation is the rollout")
+	}
+	assert.Equal(t, 1, agents, "invoke_agent spans")
+	assert.Equal(t, tools, toolSpans, "execute_tool spans")
 }
 
 // oneSpanPerCall checks that calls spans carry the GenAI operation, each of
@@ -132,6 +168,9 @@ func oneSpanPerCall(t *testing.T, out ptrace.Traces, calls int) {
 			ids[id.Str()] = true
 		}
 		op, ok := attrs.Get("gen_ai.operation.name")
+		if ok && op.Str() != "chat" {
+			continue // the rollout's agent and tool spans: rolloutInAgentTerms
+		}
 		if !ok {
 			for k := range attrs.All() {
 				assert.False(t, namedAttributes[k] && k != "nemo.gym.model_call.id", "%s on a span that does not stand for its call", k)

@@ -48,6 +48,7 @@ type captureProcessor struct {
 	queue    *list.List // of *waitingSpan, by deadline
 	services serviceTypes
 	runs     runTable
+	agents   agentServices
 	freed    []*waitingSpan // let go this round, not yet in its output
 	buf      []byte
 	lastLog  time.Time
@@ -72,7 +73,7 @@ func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
 		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
 		files:    openFiles{lru: list.New(), max: cfg.MaxOpenFiles},
-		services: serviceTypes{}, runs: runTable{}, buf: make([]byte, 256<<10),
+		services: serviceTypes{}, runs: runTable{}, agents: agentServices{}, buf: make([]byte, 256<<10),
 	}, nil
 }
 
@@ -124,6 +125,7 @@ func (p *captureProcessor) run() {
 
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
+	var seen modelcall.Span
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
@@ -135,8 +137,11 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		p.services.learn(service, serverType)
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
-				r, kind := p.wants(span, service, serverType, &c)
+				r, kind := p.wants(span, service, serverType, &seen, &c)
 				if r == nil {
+					if kind == modelcall.NotModelCall {
+						p.markRollout(span, &seen, res, &c)
+					}
 					return false
 				}
 				runKinds := p.runs.seen(run, kind, now)
@@ -217,10 +222,13 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 // wants is the rollout whose capture a span is to be joined with, and the
 // span's kind; nil for a span that is no model call, already joined (an
 // earlier gymcapture, a replay), or in no rollout that may name a file.
-func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, c *counts) (*rolloutState, modelcall.Kind) {
-	kind := p.services.kindOf(span, service, serverType)
+func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, s *modelcall.Span, c *counts) (*rolloutState, modelcall.Kind) {
+	kind := p.services.kindOf(span, service, serverType, s)
 	if kind == modelcall.NotModelCall {
 		return nil, kind
+	}
+	if kind == modelcall.Client {
+		p.agents.learn(service)
 	}
 	if _, done := span.Attributes().Get(gymconv.ModelCallIDAttribute); done {
 		return nil, kind

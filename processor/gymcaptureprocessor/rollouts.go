@@ -21,6 +21,9 @@ type captureLine struct {
 	// joined to it that wait for a better one to.
 	stood bool
 	parts []*waitingSpan
+	// toolsTaken has bit i set when a tool span took the line's tool call
+	// i (rolloutspans.go; modelcall.MaxToolCalls fit).
+	toolsTaken uint16
 }
 
 // waitingSpan is a model-call span waiting for its capture line, or
@@ -56,6 +59,9 @@ type rolloutState struct {
 	// open; lastRead is when it was last read.
 	opened   *list.Element
 	lastRead time.Time
+	// agentMarked: a span of the rollout is marked its agent span
+	// (rolloutspans.go).
+	agentMarked bool
 }
 
 // add keeps a line read from the file; past maxLines it is refused. The
