@@ -96,12 +96,12 @@ type rawResponse struct {
 	Model            jsonStr
 	Status           jsonStr
 	StopReason       jsonStr
-	IncompleteReason jsonStr   // incomplete_details.reason
-	FinishReasons    []jsonStr // choices[].finish_reason, the non-empty strings, at most MaxFinishReasons
-	InputTokens      jsonNum   // usage.input_tokens
-	OutputTokens     jsonNum   // usage.output_tokens
-	PromptTokens     jsonNum   // usage.prompt_tokens
-	CompletionTokens jsonNum   // usage.completion_tokens
+	IncompleteReason jsonStr       // incomplete_details.reason
+	FinishReasons    []jsonStr     // choices[].finish_reason, the non-empty strings, at most MaxFinishReasons
+	InputTokens      jsonNum       // usage.input_tokens
+	OutputTokens     jsonNum       // usage.output_tokens
+	PromptTokens     jsonNum       // usage.prompt_tokens
+	CompletionTokens jsonNum       // usage.completion_tokens
 	OutputCalls      []rawToolCall // output[] of type function_call, at most MaxToolCalls
 	ChoiceCalls      []rawToolCall // choices[].message.tool_calls[], at most MaxToolCalls
 	ContentCalls     []rawToolCall // content[] of type tool_use, at most MaxToolCalls
