@@ -16,4 +16,5 @@ import (
 func checkRealGymGenAI(t *testing.T, run *realGymRun) {
 	t.Helper()
 	checkGenAI(t, run.captureDir, filepath.Join(run.dir, "otlp-traces.jsonl"), filepath.Join(run.captureDir, "otel-metrics.jsonl"))
+	checkPhoenix(t, run) // realgym_phoenix_test.go
 }
