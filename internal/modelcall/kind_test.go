@@ -100,3 +100,23 @@ func TestToolName(t *testing.T) {
 		t.Errorf("http.url: got %q", got)
 	}
 }
+
+func TestProvider(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://api.openai.com/v1/responses":                                            "openai",
+		"https://myres.openai.azure.com/openai/deployments/x/chat/completions":           "azure.ai.openai",
+		"https://api.anthropic.com:443/v1/messages":                                      "anthropic",
+		"https://bedrock-runtime.us-east-1.amazonaws.com/model/x/converse":               "aws.bedrock",
+		"https://s3.us-east-1.amazonaws.com/x":                                           "",
+		"https://us-central1-aiplatform.googleapis.com/v1/projects/p":                    "gcp.vertex_ai",
+		"https://generativelanguage.googleapis.com/v1beta/models/gemini:generateContent": "gcp.gemini",
+		"http://127.0.0.1:8000/v1/responses":                                             "",
+		"http://user@API.OPENAI.COM/v1/responses":                                        "openai",
+		"http://notapi.openai.com.evil.example/v1/responses":                             "",
+		"": "",
+	} {
+		if got := Provider(Span{URLFull: url}); got != want {
+			t.Errorf("Provider(%q) = %q, want %q", url, got, want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ var operationNames = map[string]string{
 }
 
 // maxAnnotations is how many attributes annotateCall may add.
-const maxAnnotations = 12
+const maxAnnotations = 13
 
 // lineless is gen_ai.operation.name of a call whose capture line never came
 // or names no dialect known here: every model route is one of the chat
@@ -40,9 +40,12 @@ func annotatePart(attrs pcommon.Map, l *modelcall.Line) {
 // annotateLineless puts on the span that stands for a call whose capture
 // line never came what is known without it: the operation and the rollout
 // as the conversation.
-func annotateLineless(attrs pcommon.Map, rollout string) {
+func annotateLineless(attrs pcommon.Map, rollout, provider string) {
 	attrs.PutStr(string(conventions.GenAIOperationNameKey), lineless)
 	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	if provider != "" {
+		attrs.PutStr(string(conventions.GenAIProviderNameKey), provider)
+	}
 }
 
 // annotateAgent makes the rollout's agent span invoke_agent, the rollout
@@ -71,7 +74,7 @@ func annotateTool(attrs pcommon.Map, tool, callID, rollout string) {
 // conversation, and nothing else: never a body, every string bounded
 // (modelcall.MaxString), an attribute whose value the line lacks is not set.
 // The values replace what the span had, so annotating twice changes nothing.
-func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout string) {
+func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout, provider string) {
 	attrs.EnsureCapacity(attrs.Len() + maxAnnotations)
 	putString := func(k, v string) {
 		if v != "" {
@@ -84,6 +87,7 @@ func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout string) {
 	}
 	attrs.PutStr(string(conventions.GenAIOperationNameKey), op)
 	putString(string(conventions.GenAIConversationIDKey), rollout)
+	putString(string(conventions.GenAIProviderNameKey), provider)
 	requestModel := l.RequestModel
 	if requestModel == "" {
 		requestModel = l.Model

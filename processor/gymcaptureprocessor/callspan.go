@@ -76,7 +76,7 @@ func (t runTable) seen(run string, k modelcall.Kind, now time.Time) *runKinds {
 // the call when it stands for it, the call's id alone when another span
 // does; false when it is to wait for a better span of its call (never when
 // final: its wait is over).
-func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKinds, rollout string, l *captureLine, final bool) bool {
+func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKinds, rollout, provider string, l *captureLine, final bool) bool {
 	if l.stood {
 		annotatePart(span.Attributes(), &l.line)
 		return true
@@ -85,7 +85,7 @@ func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKin
 		return false
 	}
 	p.stand(l)
-	annotateCall(span.Attributes(), &l.line, rollout)
+	annotateCall(span.Attributes(), &l.line, rollout, provider)
 	return true
 }
 
@@ -119,6 +119,6 @@ func (p *captureProcessor) leaveCall(w *waitingSpan) {
 			best = x
 		}
 	}
-	annotateCall(best.span.Attributes(), &l.line, best.rollout.id)
+	annotateCall(best.span.Attributes(), &l.line, best.rollout.id, best.provider)
 	p.stand(l) // w and best are among the parts it lets go
 }

@@ -202,3 +202,34 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 		"mc0": {modelcall.Server}, "mc1": {modelcall.Server}, "mc2": {modelcall.Server}, "mc3": {modelcall.Client},
 	}, st.stood)
 }
+
+// gen_ai.provider.name is known from where a model server's calls to its
+// LLM go: the span that stands for a call of that model server carries it,
+// and so does a caller's CLIENT span that stands for a call to it.
+func TestProviderFromUpstream(t *testing.T) {
+	h := newHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(2)), 0o640))
+	upstream := callPart(modelcall.Upstream, 0)
+	upstream.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("url.full", "https://api.openai.com/v1/responses")
+	batch := ptrace.NewTraces()
+	for _, td := range []ptrace.Traces{upstream, callPart(modelcall.Managed, 0)} {
+		td.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+	}
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), batch))
+	h.clock.advance(2 * time.Second)
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), callPart(modelcall.Client, 1)))
+	h.clock.advance(h.p.cfg.CaptureWait)
+	h.p.poll(context.Background(), false)
+	require.Equal(t, 3, h.sink.SpanCount())
+	providers := map[string]string{}
+	for _, td := range h.sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			s := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+			if v, ok := s.Attributes().Get("gen_ai.provider.name"); ok {
+				id, _ := s.Attributes().Get("nemo.gym.model_call.id")
+				providers[id.Str()] = v.Str()
+			}
+		}
+	}
+	assert.Equal(t, map[string]string{"mc0": "openai", "mc1": "openai"}, providers)
+}

@@ -87,3 +87,25 @@ func call(span ptrace.Span) modelcall.Call {
 	}
 	return modelcall.Call{RequestID: id, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp())}
 }
+
+// providerTable is each model server's (service's) gen_ai.provider.name,
+// learned from its calls to its LLM (modelcall.Provider).
+type providerTable map[string]string
+
+func (t providerTable) learn(service, provider string) {
+	if service == "" || provider == "" {
+		return
+	}
+	if _, ok := t[service]; ok || len(t) < maxServices {
+		t[service] = provider
+	}
+}
+
+// of is the provider of a model-call span of kind k in service, read as s:
+// a caller's CLIENT span's is its callee's.
+func (t providerTable) of(k modelcall.Kind, service string, s *modelcall.Span) string {
+	if k == modelcall.Client {
+		return t[s.PeerService]
+	}
+	return t[service]
+}

@@ -119,7 +119,7 @@ var namedAttributes = map[string]bool{
 	"gen_ai.response.id": true, "gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true,
 	"gen_ai.response.finish_reasons": true, "error.type": true,
 	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true,
-	"gen_ai.agent.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
+	"gen_ai.agent.name": true, "gen_ai.provider.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
 }
 
 // rolloutInAgentTerms checks that the rollout's gym.rollout span is

@@ -49,9 +49,12 @@ type captureProcessor struct {
 	services serviceTypes
 	runs     runTable
 	agents   agentServices
-	freed    []*waitingSpan // let go this round, not yet in its output
-	buf      []byte
-	lastLog  time.Time
+	// providers is each model server's gen_ai.provider.name, told by the
+	// host its calls to its LLM go to.
+	providers providerTable
+	freed     []*waitingSpan // let go this round, not yet in its output
+	buf       []byte
+	lastLog   time.Time
 	// round counts the calls (batches, polls): a rollout's file is read
 	// once per round however many of its spans the round has; now is the
 	// round's time.
@@ -73,7 +76,7 @@ func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
 		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
 		files:    openFiles{lru: list.New(), max: cfg.MaxOpenFiles},
-		services: serviceTypes{}, runs: runTable{}, agents: agentServices{}, buf: make([]byte, 256<<10),
+		services: serviceTypes{}, runs: runTable{}, agents: agentServices{}, providers: providerTable{}, buf: make([]byte, 256<<10),
 	}, nil
 }
 
@@ -145,11 +148,12 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					return false
 				}
 				runKinds := p.runs.seen(run, kind, now)
+				provider := p.providers.of(kind, service, &seen)
 				if l := p.joinNow(r, kind, span, &c, &out); l != nil {
-					if p.place(span, kind, runKinds, r.id, l, false) {
+					if p.place(span, kind, runKinds, r.id, provider, l, false) {
 						return false
 					}
-					p.waitForCall(p.hold(r, kind, runKinds, rs, ss, span, now), l)
+					p.waitForCall(p.hold(r, kind, runKinds, provider, rs, ss, span, now), l)
 					return true
 				}
 				if !r.tail.exists {
@@ -159,7 +163,7 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					c.missed[missedNoFile]++
 					return false
 				}
-				w := p.hold(r, kind, runKinds, rs, ss, span, now)
+				w := p.hold(r, kind, runKinds, provider, rs, ss, span, now)
 				r.waiting[kind] = append(r.waiting[kind], w)
 				r.nWaiting++
 				return true
@@ -227,8 +231,11 @@ func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, s
 	if kind == modelcall.NotModelCall {
 		return nil, kind
 	}
-	if kind == modelcall.Client {
+	switch kind {
+	case modelcall.Client:
 		p.agents.learn(service)
+	case modelcall.Upstream:
+		p.providers.learn(service, modelcall.Provider(*s))
 	}
 	if _, done := span.Attributes().Get(gymconv.ModelCallIDAttribute); done {
 		return nil, kind
@@ -285,7 +292,7 @@ func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span pt
 
 // hold moves span out of its batch into a traces of its own, to wait until
 // capture_wait after now.
-func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, run *runKinds, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) *waitingSpan {
+func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, run *runKinds, provider string, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) *waitingSpan {
 	td := ptrace.NewTraces()
 	rs2 := td.ResourceSpans().AppendEmpty()
 	rs.Resource().CopyTo(rs2.Resource())
@@ -295,7 +302,7 @@ func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, run *runKi
 	ss2.SetSchemaUrl(ss.SchemaUrl())
 	moved := ss2.Spans().AppendEmpty()
 	span.MoveTo(moved)
-	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, run: run, deadline: now.Add(p.cfg.CaptureWait)}
+	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, run: run, provider: provider, deadline: now.Add(p.cfg.CaptureWait)}
 	w.queued = p.queue.PushBack(w)
 	return w
 }
@@ -367,7 +374,7 @@ func (p *captureProcessor) release(out []joined, c *counts) {
 	for _, j := range out {
 		c.countJoined(j.how)
 		w := j.w
-		if p.place(w.span, w.kind, w.run, w.rollout.id, j.l, false) {
+		if p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, j.l, false) {
 			p.queue.Remove(w.queued)
 			p.freed = append(p.freed, w)
 		} else {
@@ -405,7 +412,7 @@ func (p *captureProcessor) let(w *waitingSpan, td ptrace.Traces, c *counts, reas
 	p.queue.Remove(w.queued)
 	c.missed[reason]++
 	if w.kind >= w.run.best {
-		annotateLineless(w.span.Attributes(), w.rollout.id)
+		annotateLineless(w.span.Attributes(), w.rollout.id, w.provider)
 	}
 	w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 }

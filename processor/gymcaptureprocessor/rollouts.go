@@ -37,6 +37,7 @@ type waitingSpan struct {
 	kind     modelcall.Kind
 	rollout  *rolloutState
 	run      *runKinds
+	provider string // gen_ai.provider.name when known
 	line     *captureLine
 	deadline time.Time
 	queued   *list.Element // in the processor's queue, by deadline
