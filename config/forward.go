@@ -24,6 +24,14 @@ const (
 	// /v1/traces, /v1/metrics, /v1/logs are appended), as
 	// OTEL_EXPORTER_OTLP_ENDPOINT is for an SDK.
 	ForwardEndpointEnv = "OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT"
+	// ForwardTracesEndpointEnv, ForwardMetricsEndpointEnv and
+	// ForwardLogsEndpointEnv are one signal's full URL, as
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is: set alone, only that signal is
+	// forwarded (Phoenix, Langfuse and Jaeger take traces only); beside
+	// ForwardEndpointEnv, they replace its URL for their signal.
+	ForwardTracesEndpointEnv  = "OTELCOL_GYM_EXPORTER_OTLP_TRACES_ENDPOINT"
+	ForwardMetricsEndpointEnv = "OTELCOL_GYM_EXPORTER_OTLP_METRICS_ENDPOINT"
+	ForwardLogsEndpointEnv    = "OTELCOL_GYM_EXPORTER_OTLP_LOGS_ENDPOINT"
 	// ForwardHeadersEnv are the headers sent with every export, as
 	// OTEL_EXPORTER_OTLP_HEADERS: key=value pairs separated by commas, the
 	// values percent-encoded (e.g. Authorization=Basic%20...).
@@ -41,7 +49,6 @@ const (
 // bytes, so that a slow or absent backend never holds up the pipelines that
 // write the capture dir.
 const forwardExporter = `
-endpoint: ${env:` + ForwardEndpointEnv + `}
 retry_on_failure:
   enabled: true
   initial_interval: 1s
@@ -57,11 +64,21 @@ sending_queue:
 // headerKey is a header name as HTTP allows it.
 var headerKey = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
+// forwardSignals are the signals forwarded, each with its own variable and
+// the exporter's key for its URL.
+var forwardSignals = []struct{ signal, env, key string }{
+	{"traces", ForwardTracesEndpointEnv, "traces_endpoint"},
+	{"metrics", ForwardMetricsEndpointEnv, "metrics_endpoint"},
+	{"logs", ForwardLogsEndpointEnv, "logs_endpoint"},
+}
+
 // ForwardingOverlay is the overlay that makes standalone (a configuration
-// with service.pipelines) send every pipeline's data to ForwardEndpointEnv
-// too, and the variables (name → value) its headers are read from; headers
-// is ForwardHeadersEnv's value.
-func ForwardingOverlay(standalone, headers string) (string, map[string]string, error) {
+// with service.pipelines) send each pipeline's data to the endpoint the
+// variables lookup finds give its signal (ForwardEndpointEnv for every
+// signal, a signal's own variable for it), and the variables (name → value)
+// its headers are read from (ForwardHeadersEnv). Pipelines of a signal
+// without an endpoint are left as they are.
+func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (string, map[string]string, error) {
 	var doc struct {
 		Service struct {
 			Pipelines map[string]struct {
@@ -76,13 +93,27 @@ func ForwardingOverlay(standalone, headers string) (string, map[string]string, e
 	if err := yaml.Unmarshal([]byte(forwardExporter), &exp); err != nil {
 		return "", nil, err
 	}
+	headers, _ := lookup(ForwardHeadersEnv)
 	env, err := forwardHeaders(headers, exp)
 	if err != nil {
 		return "", nil, err
 	}
+	set := func(name string) bool { v, _ := lookup(name); return v != "" }
+	if set(ForwardEndpointEnv) {
+		exp["endpoint"] = "${env:" + ForwardEndpointEnv + "}"
+	}
+	forwarded := map[string]bool{}
+	for _, s := range forwardSignals {
+		if set(s.env) {
+			exp[s.key] = "${env:" + s.env + "}"
+		}
+		forwarded[s.signal] = set(s.env) || set(ForwardEndpointEnv)
+	}
 	pipelines := map[string]any{}
 	for name, p := range doc.Service.Pipelines {
-		pipelines[name] = map[string]any{"exporters": append(p.Exporters, ForwardExporter)}
+		if signal, _, _ := strings.Cut(name, "/"); forwarded[signal] {
+			pipelines[name] = map[string]any{"exporters": append(p.Exporters, ForwardExporter)}
+		}
 	}
 	overlay := map[string]any{
 		"exporters": map[string]any{ForwardExporter: exp},
@@ -119,14 +150,19 @@ func forwardHeaders(headers string, exp map[string]any) (map[string]string, erro
 }
 
 // withForwarding appends the forwarding overlay to args (a command line that
-// runs the embedded default) when lookup finds ForwardEndpointEnv set, and
+// runs the embedded default) when lookup finds an endpoint variable set, and
 // sets the headers' variables with setenv; args as they are otherwise.
 func withForwarding(args []string, standalone string, lookup func(string) (string, bool), setenv func(string, string) error) ([]string, error) {
-	if endpoint, _ := lookup(ForwardEndpointEnv); endpoint == "" {
+	on := false
+	for _, name := range []string{ForwardEndpointEnv, ForwardTracesEndpointEnv, ForwardMetricsEndpointEnv, ForwardLogsEndpointEnv} {
+		if v, _ := lookup(name); v != "" {
+			on = true
+		}
+	}
+	if !on {
 		return args, nil
 	}
-	headers, _ := lookup(ForwardHeadersEnv)
-	overlay, env, err := ForwardingOverlay(standalone, headers)
+	overlay, env, err := ForwardingOverlay(standalone, lookup)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,32 @@ func TestForwardingOverlay(t *testing.T) {
 	}
 }
 
+// A signal's own variable alone forwards that signal alone, to its URL.
+func TestForwardingOneSignal(t *testing.T) {
+	args, err := withForwarding([]string{"otelcol-gym"}, Standalone,
+		lookupMap(map[string]string{ForwardTracesEndpointEnv: "http://127.0.0.1:6006/v1/traces"}),
+		func(string, string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overlay struct {
+		Exporters map[string]map[string]any `yaml:"exporters"`
+		Service   struct {
+			Pipelines map[string]any `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(args[1], "--config=yaml:")), &overlay); err != nil {
+		t.Fatal(err)
+	}
+	exp := overlay.Exporters[ForwardExporter]
+	if exp["traces_endpoint"] != "${env:"+ForwardTracesEndpointEnv+"}" || exp["endpoint"] != nil {
+		t.Errorf("exporter %v", exp)
+	}
+	if len(overlay.Service.Pipelines) != 1 || overlay.Service.Pipelines["traces"] == nil {
+		t.Errorf("pipelines %v", overlay.Service.Pipelines)
+	}
+}
+
 func TestForwardingHeadersRefused(t *testing.T) {
 	for _, h := range []string{"novalue", "bad key=v", "k=%zz"} {
 		_, err := withForwarding([]string{"x"}, Standalone, lookupMap(map[string]string{ForwardEndpointEnv: "http://h", ForwardHeadersEnv: h}),

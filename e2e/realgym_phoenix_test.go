@@ -28,8 +28,8 @@ import (
 // from the package index by e2e/phoenix/setup-venv.sh, named in
 // OTELCOL_GYM_PHOENIX_VENV by `make test-realgym`), on loopback with SQLite,
 // through the forwarding overlay the embedded default gets from
-// OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT (config.ForwardingOverlay, added to the
-// run's collector config). Phoenix then shows one LLM span per captured model
+// OTELCOL_GYM_EXPORTER_OTLP_TRACES_ENDPOINT (config.ForwardingOverlay, added
+// to the run's collector config; Phoenix takes traces only). Phoenix then shows one LLM span per captured model
 // call, the captures' token sums, one session per rollout holding its one
 // trace, an AGENT span per rollout and a TOOL span per tool call the model
 // asked for. Without the variable the runs go on without Phoenix.
@@ -88,7 +88,11 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 		return resp.StatusCode == http.StatusOK
 	})
 	run.phoenix = p
-	overlay, _, err := config.ForwardingOverlay(collectorConfig, "")
+	// Phoenix takes traces only: the traces' own variable, as a user sets it.
+	endpoint := p.url + "/v1/traces"
+	overlay, _, err := config.ForwardingOverlay(collectorConfig, func(name string) (string, bool) {
+		return endpoint, name == config.ForwardTracesEndpointEnv
+	})
 	require.NoError(t, err)
 	// The recording pipeline holds the requests as they came, before gym:
 	// Phoenix gets what a backend gets.
@@ -98,7 +102,7 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 	b, err := yaml.Marshal(doc)
 	require.NoError(t, err)
 	return []string{"--config", writeFile(t, run.dir, "forward.yaml", string(b))},
-		[]string{fmt.Sprintf("%s=%s", config.ForwardEndpointEnv, p.url)}
+		[]string{fmt.Sprintf("%s=%s", config.ForwardTracesEndpointEnv, endpoint)}
 }
 
 // phoenixSpan and phoenixSession are what the checks read of Phoenix's REST
