@@ -37,30 +37,25 @@ func callPart(kind modelcall.Kind, call int) ptrace.Traces {
 	s.SetStartTimestamp(pcommon.Timestamp(t0Nanos + int64((base+inset)*1e9)))
 	s.SetEndTimestamp(pcommon.Timestamp(t0Nanos + int64((base+1-inset)*1e9)))
 	s.Attributes().PutStr("nemo.gym.rollout.id", "0-0")
-	switch kind {
-	case modelcall.Client:
-		res.PutStr("service.name", "nemo-gym/simple_agent")
-		res.PutStr("nemo.gym.server.type", "responses_api_agents")
-		s.SetName("HTTP POST")
-		s.SetKind(ptrace.SpanKindClient)
-		s.Attributes().PutStr("url.full", "http://127.0.0.1:9001/ng-rollout/0-0/v1/responses")
+	as := map[modelcall.Kind]struct {
+		service, serverType, name string
+		kind                      ptrace.SpanKind
+		key, value                string
+	}{
+		modelcall.Client:   {"nemo-gym/simple_agent", "responses_api_agents", "HTTP POST", ptrace.SpanKindClient, "url.full", "http://127.0.0.1:9001/ng-rollout/0-0/v1/responses"},
+		modelcall.Server:   {"nemo-gym/policy_model", "responses_api_models", "POST", ptrace.SpanKindServer, "url.path", "/ng-rollout/0-0/v1/responses"},
+		modelcall.Managed:  {"nemo-gym/policy_model", "responses_api_models", "gym.model.responses", ptrace.SpanKindInternal, "", ""},
+		modelcall.Upstream: {"nemo-gym/policy_model", "responses_api_models", "HTTP POST", ptrace.SpanKindClient, "url.full", "http://127.0.0.1:8000/v1/responses"},
+	}[kind]
+	res.PutStr("service.name", as.service)
+	res.PutStr("nemo.gym.server.type", as.serverType)
+	s.SetName(as.name)
+	s.SetKind(as.kind)
+	if as.key != "" {
+		s.Attributes().PutStr(as.key, as.value)
+	}
+	if kind == modelcall.Client {
 		s.Attributes().PutStr("peer.service", "nemo-gym/policy_model")
-	case modelcall.Server:
-		res.PutStr("service.name", "nemo-gym/policy_model")
-		res.PutStr("nemo.gym.server.type", "responses_api_models")
-		s.SetName("POST")
-		s.SetKind(ptrace.SpanKindServer)
-		s.Attributes().PutStr("url.path", "/ng-rollout/0-0/v1/responses")
-	case modelcall.Managed:
-		res.PutStr("service.name", "nemo-gym/policy_model")
-		res.PutStr("nemo.gym.server.type", "responses_api_models")
-		s.SetName("gym.model.responses")
-	case modelcall.Upstream:
-		res.PutStr("service.name", "nemo-gym/policy_model")
-		res.PutStr("nemo.gym.server.type", "responses_api_models")
-		s.SetName("HTTP POST")
-		s.SetKind(ptrace.SpanKindClient)
-		s.Attributes().PutStr("url.full", "http://127.0.0.1:8000/v1/responses")
 	}
 	return td
 }

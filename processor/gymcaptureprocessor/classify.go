@@ -22,12 +22,16 @@ const maxServices = 4096
 // /v1/responses) is told from one to a model server.
 type serviceTypes map[string]string
 
-func (t serviceTypes) learn(service, serverType string) {
-	if service == "" || serverType == "" {
+func (t serviceTypes) learn(service, serverType string) { learnBounded(t, service, serverType) }
+
+// learnBounded sets m[k] = v for non-empty k and v while m has fewer than
+// maxServices keys (a key already there is always updated).
+func learnBounded(m map[string]string, k, v string) {
+	if k == "" || v == "" {
 		return
 	}
-	if _, ok := t[service]; ok || len(t) < maxServices {
-		t[service] = serverType
+	if _, ok := m[k]; ok || len(m) < maxServices {
+		m[k] = v
 	}
 }
 
@@ -92,14 +96,7 @@ func call(span ptrace.Span) modelcall.Call {
 // learned from its calls to its LLM (modelcall.Provider).
 type providerTable map[string]string
 
-func (t providerTable) learn(service, provider string) {
-	if service == "" || provider == "" {
-		return
-	}
-	if _, ok := t[service]; ok || len(t) < maxServices {
-		t[service] = provider
-	}
-}
+func (t providerTable) learn(service, provider string) { learnBounded(t, service, provider) }
 
 // of is the provider of a model-call span of kind k in service, read as s:
 // a caller's CLIENT span's is its callee's.

@@ -59,12 +59,8 @@ func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res 
 		}
 	}
 	attrs := span.Attributes()
-	id := stringAttr(attrs, p.cfg.RolloutAttribute)
-	if !gymconv.SafeFileID(id) {
-		return
-	}
-	r := p.rollout(id)
-	if r.agentMarked {
+	r := p.rolloutOf(attrs)
+	if r == nil || r.agentMarked {
 		return
 	}
 	r.agentMarked = true
@@ -75,7 +71,16 @@ func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res 
 	if name == "" {
 		name = s.Service[strings.LastIndexByte(s.Service, '/')+1:]
 	}
-	annotateAgent(attrs, modelcall.Bound(name), id)
+	annotateAgent(attrs, modelcall.Bound(name), r.id)
+}
+
+// rolloutOf is the state of the rollout a span's attributes name; nil when
+// they name none that may name a file.
+func (p *captureProcessor) rolloutOf(attrs pcommon.Map) *rolloutState {
+	if id := stringAttr(attrs, p.cfg.RolloutAttribute); gymconv.SafeFileID(id) {
+		return p.rollout(id)
+	}
+	return nil
 }
 
 // markTool marks a CLIENT span that calls a tool.
@@ -85,17 +90,16 @@ func (p *captureProcessor) markTool(span ptrace.Span, s *modelcall.Span, c *coun
 		return
 	}
 	attrs := span.Attributes()
-	id := stringAttr(attrs, p.cfg.RolloutAttribute)
-	if !gymconv.SafeFileID(id) {
+	r := p.rolloutOf(attrs)
+	if r == nil {
 		return
 	}
-	r := p.rollout(id)
 	p.read(r, false, c)
 	callID, asked := r.takeToolCall(name)
 	if !asked && p.services[s.PeerService] != gymconv.ServerTypeResources {
 		return
 	}
-	annotateTool(attrs, name, callID, id)
+	annotateTool(attrs, name, callID, r.id)
 }
 
 // takeToolCall takes the first function call of the rollout's capture lines
