@@ -91,7 +91,10 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 	// Phoenix takes traces only: the traces' own variable, as a user sets it.
 	endpoint := p.url + "/v1/traces"
 	overlay, _, err := config.ForwardingOverlay(collectorConfig, func(name string) (string, bool) {
-		return endpoint, name == config.ForwardTracesEndpointEnv
+		if name == config.ForwardTracesEndpointEnv {
+			return endpoint, true
+		}
+		return "", false
 	})
 	require.NoError(t, err)
 	// The recording pipeline holds the requests as they came, before gym:
