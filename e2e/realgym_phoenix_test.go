@@ -182,18 +182,13 @@ func checkPhoenix(t *testing.T, run *realGymRun) {
 	}
 	require.Positive(t, calls)
 	var spans []phoenixSpan
-	// Phoenix ingests in the background: the collector has stopped and sent
-	// everything; wait until the spans stop coming.
-	last := -1
-	pollUntil(t, 2*time.Minute, "Phoenix to have ingested the run", func() bool {
+	// Phoenix ingests in the background: the collector has stopped, its
+	// exporter has sent every span the run's files hold.
+	pollUntil(t, 2*time.Minute, fmt.Sprintf("Phoenix to hold the run's %d spans", len(run.combined)), func() bool {
 		spans = phoenixAll[phoenixSpan](t, run.phoenix.url, "/v1/projects/default/spans")
-		done := len(spans) == last && len(spans) > 0
-		last = len(spans)
-		if !done {
-			time.Sleep(time.Second) // between two counts of a background ingest, not synchronization
-		}
-		return done
+		return len(spans) >= len(run.combined)
 	})
+	assert.Len(t, spans, len(run.combined), "every span once")
 	kinds := map[string]int{}
 	traces := map[string]bool{}
 	for _, s := range spans {
