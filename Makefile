@@ -75,6 +75,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzScanLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzMayHoldRoute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
+	$(GO) test -run '^$$' -fuzz '^FuzzPlainPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned
 # ocb, and each component's internal/metadata, generated_*_test.go, documentation.md and

@@ -120,3 +120,27 @@ func TestProvider(t *testing.T) {
 		}
 	}
 }
+
+// plainPath reads what url.Parse reads of a URL's path.
+func TestPlainPath(t *testing.T) {
+	for _, u := range []string{
+		"http://127.0.0.1:9003/get_weather", "http://h/ng-rollout/0-0/get_weather?x=1#f", "http://h", "http://h?q", "http://h#f",
+		"https://user:pw@h:1/a/b/", "/a/b?c", "a/b", "http://h/a%2Fb", "http://h/a b", "mailto:x@y", "urn:a:b", "//h/p", "http:/p",
+		"http://[::1]:80/v1/x", "", "?q", "#f", "http://h/a#b?c", "HTTP://H/X",
+	} {
+		if got, want := plainPath(u), urlPath(u); got != want {
+			t.Errorf("plainPath(%q) = %q, url.Parse's path %q", u, got, want)
+		}
+	}
+}
+
+func FuzzPlainPath(f *testing.F) {
+	for _, u := range []string{"http://h/a", "http://h/a?b#c", "/p", "x:y", "//h/p"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		if got, want := plainPath(u), urlPath(u); got != want {
+			t.Fatalf("plainPath(%q) = %q, url.Parse's path %q", u, got, want)
+		}
+	})
+}

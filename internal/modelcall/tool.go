@@ -27,9 +27,9 @@ func ToolName(s Span) string {
 	if s.Kind != "CLIENT" {
 		return ""
 	}
-	p := urlPath(s.URLFull)
+	p := plainPath(s.URLFull)
 	if p == "" {
-		p = urlPath(s.HTTPURL)
+		p = plainPath(s.HTTPURL)
 	}
 	if p == "" || hasRoute(p) {
 		return ""
@@ -39,4 +39,52 @@ func ToolName(s Span) string {
 		return ""
 	}
 	return name
+}
+
+// plainPath is the path of URL s as url.Parse gives it, read without
+// parsing when s is a plain http(s) URL (host[:port], no escape, no control
+// byte or space): after the authority, up to the query or fragment. Most
+// CLIENT spans are no tool calls, and this spares each a parse.
+func plainPath(s string) string {
+	rest, ok := strings.CutPrefix(s, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(s, "https://")
+	}
+	if !ok || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '%' }) {
+		return urlPath(s)
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if !plainHostPort(rest[:end]) {
+		return urlPath(s)
+	}
+	rest = rest[end:]
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// plainHostPort reports whether s is a host name or IPv4 address with an
+// optional numeric port, which url.Parse takes as it is.
+func plainHostPort(s string) bool {
+	host, port, hasPort := strings.Cut(s, ":")
+	if host == "" {
+		return false
+	}
+	for _, c := range host {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	if hasPort {
+		for _, c := range port {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
 }

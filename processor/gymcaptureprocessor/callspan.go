@@ -4,8 +4,6 @@
 package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 
 import (
-	"time"
-
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
@@ -24,39 +22,42 @@ import (
 // processes, in any order, so the first of them to join the line cannot see
 // whether a better one will come. Each run learns which kinds its calls
 // have (runKinds): a joined span of the best kind there is stands at once;
-// one of a lesser kind stands at once when its run's first capture_wait is
-// over and no better kind has come in the run; otherwise it waits, at most
+// one of a lesser kind stands at once when no better kind has come in the
+// run and the run's first batch is over; otherwise it waits, at most
 // capture_wait from its arrival, for a better span of its call to stand,
-// and leaves with the id alone when one does, or stands itself when none
-// came. The line remembers that it has a standing span, so a better span
-// that comes later still leaves with the id alone: exactly one stands,
-// whatever the order. Within a process a child span ends, and is exported,
-// before its parent, and within capture_wait of the run's start each kind
-// present has shown itself, so in a steady run only a span that came before
-// its better peer waits, and never longer than capture_wait.
+// and leaves with the id alone when one does (the best of those that came
+// stands when the wait ends). The line remembers that it has a standing
+// span, so a better span that comes later still leaves with the id alone:
+// exactly one stands, whatever the order. Within a process a child span
+// ends, and is exported, before its parent (a batch holds the call to the
+// LLM before gym.model.* before the SERVER span), so in the run's first
+// batch a lesser span waits for the better ones of the same batch, and in a
+// steady run only a span that came before its better peer waits, never
+// longer than capture_wait.
 
 // maxRuns bounds the runs whose kinds are remembered; past it one is
 // forgotten (it learns again, its spans waiting at most capture_wait).
 const maxRuns = 1024
 
-// runKinds is what a run's model calls have shown: when its first
-// model-call span came, and the best kind seen since.
+// runKinds is what a run's model calls have shown: the processor's round
+// (batch or poll) its first model-call span came in, and the best kind seen
+// since.
 type runKinds struct {
-	first time.Time
-	best  modelcall.Kind
+	firstRound uint64
+	best       modelcall.Kind
 }
 
-// stands reports whether a joined span of kind k stands for its call now
-// (no better span of the call has stood yet).
-func (r *runKinds) stands(k modelcall.Kind, now time.Time, wait time.Duration) bool {
-	return k == modelcall.Kinds-1 || (k >= r.best && !now.Before(r.first.Add(wait)))
+// stands reports whether a joined span of kind k stands for its call in
+// round (no better span of the call has stood yet).
+func (r *runKinds) stands(k modelcall.Kind, round uint64) bool {
+	return k == modelcall.Kinds-1 || (k >= r.best && round != r.firstRound)
 }
 
 // runTable is the kinds of each run (resource nemo.run.id, "" for none).
 type runTable map[string]*runKinds
 
 // seen records a model-call span of kind k in run and returns the run.
-func (t runTable) seen(run string, k modelcall.Kind, now time.Time) *runKinds {
+func (t runTable) seen(run string, k modelcall.Kind, round uint64) *runKinds {
 	r, ok := t[run]
 	if !ok {
 		if len(t) >= maxRuns {
@@ -65,7 +66,7 @@ func (t runTable) seen(run string, k modelcall.Kind, now time.Time) *runKinds {
 				break
 			}
 		}
-		r = &runKinds{first: now, best: k}
+		r = &runKinds{firstRound: round, best: k}
 		t[run] = r
 	}
 	r.best = max(r.best, k)
@@ -81,7 +82,7 @@ func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKin
 		annotatePart(span.Attributes(), &l.line)
 		return true
 	}
-	if !final && !run.stands(k, p.now, p.cfg.CaptureWait) {
+	if !final && !run.stands(k, p.round) {
 		return false
 	}
 	p.stand(l)

@@ -163,18 +163,15 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 	consume := func(k modelcall.Kind, call int) {
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), callPart(k, call)))
 	}
-	// Call 0 teaches the run its kinds: within its first capture_wait
-	// every span but gym.model.* waits for a better one; at the first
-	// one's deadline the best of them stands.
+	// Call 0 teaches the run its kinds: in the run's first batch the CLIENT
+	// span waits for a better one, which comes in the next.
 	consume(modelcall.Client, 0)
 	assert.Zero(t, h.sink.SpanCount(), "the run's first CLIENT span waits for a better one")
 	h.clock.advance(300 * time.Millisecond)
 	consume(modelcall.Server, 0)
-	assert.Zero(t, h.sink.SpanCount(), "within the run's first capture_wait a SERVER span waits too")
-	h.clock.advance(700 * time.Millisecond)
-	h.p.poll(context.Background(), false)
 	assert.Equal(t, 2, h.sink.SpanCount(), "the SERVER span stands, the CLIENT span leaves with the id")
 	h.clock.advance(time.Second)
+
 
 	consume(modelcall.Server, 1)
 	consume(modelcall.Client, 1)
@@ -196,6 +193,23 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 	assert.Equal(t, map[string][]modelcall.Kind{
 		"mc0": {modelcall.Server}, "mc1": {modelcall.Server}, "mc2": {modelcall.Server}, "mc3": {modelcall.Client},
 	}, st.stood)
+}
+
+// A run's first batch holds a model server's spans in the order they ended,
+// the call to the LLM first: it does not stand for its call, gym.model.*
+// does, and every span leaves with the batch.
+func TestFirstBatchInEndOrder(t *testing.T) {
+	h := newHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(2)), 0o640))
+	batch := ptrace.NewTraces()
+	for c := range 2 {
+		for _, k := range []modelcall.Kind{modelcall.Upstream, modelcall.Managed, modelcall.Server} {
+			callPart(k, c).ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+		}
+	}
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), batch))
+	require.Equal(t, 6, h.sink.SpanCount(), "every span leaves with its batch")
+	assert.Equal(t, map[string][]modelcall.Kind{"mc0": {modelcall.Managed}, "mc1": {modelcall.Managed}}, standingOf(h.sink.AllTraces()).stood)
 }
 
 // gen_ai.provider.name is known from where a model server's calls to its

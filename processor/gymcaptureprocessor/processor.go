@@ -147,7 +147,7 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					}
 					return false
 				}
-				runKinds := p.runs.seen(run, kind, now)
+				runKinds := p.runs.seen(run, kind, p.round)
 				provider := p.providers.of(kind, service, &seen)
 				if l := p.joinNow(r, kind, span, &c, &out); l != nil {
 					if p.place(span, kind, runKinds, r.id, provider, l, false) {
