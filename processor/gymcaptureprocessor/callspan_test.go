@@ -172,7 +172,6 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 	assert.Equal(t, 2, h.sink.SpanCount(), "the SERVER span stands, the CLIENT span leaves with the id")
 	h.clock.advance(time.Second)
 
-
 	consume(modelcall.Server, 1)
 	consume(modelcall.Client, 1)
 	assert.Equal(t, 4, h.sink.SpanCount(), "a CLIENT span after its SERVER span leaves at once")
