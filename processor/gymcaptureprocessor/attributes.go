@@ -22,7 +22,7 @@ var operationNames = map[string]string{
 }
 
 // maxAnnotations is how many attributes annotateCall may add.
-const maxAnnotations = 13
+const maxAnnotations = 14
 
 // lineless is gen_ai.operation.name of a call whose capture line never came
 // or names no dialect known here: every model route is one of the chat
@@ -42,10 +42,18 @@ func annotatePart(attrs pcommon.Map, l *modelcall.Line) {
 // as the conversation.
 func annotateLineless(attrs pcommon.Map, rollout, provider string) {
 	attrs.PutStr(string(conventions.GenAIOperationNameKey), lineless)
-	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	putConversation(attrs, rollout)
 	if provider != "" {
 		attrs.PutStr(string(conventions.GenAIProviderNameKey), provider)
 	}
+}
+
+// putConversation makes the rollout the GenAI conversation
+// (gen_ai.conversation.id) and the session (session.id: Langfuse groups
+// traces by it, Phoenix too when it is set).
+func putConversation(attrs pcommon.Map, rollout string) {
+	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	attrs.PutStr(string(conventions.SessionIDKey), rollout)
 }
 
 // annotateAgent makes the rollout's agent span invoke_agent, the rollout
@@ -55,7 +63,7 @@ func annotateAgent(attrs pcommon.Map, agent, rollout string) {
 	if agent != "" {
 		attrs.PutStr(string(conventions.GenAIAgentNameKey), agent)
 	}
-	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	putConversation(attrs, rollout)
 }
 
 // annotateTool makes a tool call execute_tool: the tool's name (from the
@@ -66,7 +74,7 @@ func annotateTool(attrs pcommon.Map, tool, callID, rollout string) {
 	if callID != "" {
 		attrs.PutStr(string(conventions.GenAIToolCallIDKey), callID)
 	}
-	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	putConversation(attrs, rollout)
 }
 
 // annotateCall puts on the span that stands for a model call the attributes
@@ -86,7 +94,7 @@ func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout, provider string
 		op = lineless
 	}
 	attrs.PutStr(string(conventions.GenAIOperationNameKey), op)
-	putString(string(conventions.GenAIConversationIDKey), rollout)
+	putConversation(attrs, rollout)
 	putString(string(conventions.GenAIProviderNameKey), provider)
 	requestModel := l.RequestModel
 	if requestModel == "" {

@@ -118,7 +118,7 @@ var namedAttributes = map[string]bool{
 	"gen_ai.operation.name": true, "gen_ai.request.model": true, "gen_ai.response.model": true,
 	"gen_ai.response.id": true, "gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true,
 	"gen_ai.response.finish_reasons": true, "error.type": true,
-	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true,
+	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true, "session.id": true,
 	"gen_ai.agent.name": true, "gen_ai.provider.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
 }
 
@@ -182,6 +182,8 @@ func oneSpanPerCall(t *testing.T, out ptrace.Traces, calls int) {
 		rollout, _ := attrs.Get("nemo.gym.rollout.id")
 		conv, _ := attrs.Get("gen_ai.conversation.id")
 		assert.Equal(t, rollout.Str(), conv.Str(), "the conversation is the rollout")
+		session, _ := attrs.Get("session.id")
+		assert.Equal(t, rollout.Str(), session.Str(), "the session is the rollout")
 		if id.Str() != "" {
 			standing[id.Str()]++
 		}
