@@ -91,13 +91,12 @@ func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKin
 }
 
 // stand makes l's call stood for, and lets the spans of the call that waited
-// for it go with the id alone (they join the round's output in flushFreed).
+// for it go, where they wait, with the id alone.
 func (p *captureProcessor) stand(l *captureLine) {
 	l.stood = true
 	for _, w := range l.parts {
 		annotatePart(w.span.Attributes(), &l.line)
-		p.queue.Remove(w.queued)
-		p.freed = append(p.freed, w)
+		p.leave(w)
 	}
 	l.parts = nil
 }
@@ -110,8 +109,7 @@ func (p *captureProcessor) waitForCall(w *waitingSpan, l *captureLine) {
 
 // leaveCall is the end of w's wait for a better span of its call: the best
 // span of the call that came (w, or one that came after it and waits too)
-// stands for it, and the others go with the id alone; all of them leave
-// this round (flushFreed).
+// stands for it, and the others go with the id alone; all of them leave.
 func (p *captureProcessor) leaveCall(w *waitingSpan) {
 	l := w.line
 	best := w

@@ -22,20 +22,19 @@ import (
 )
 
 // callPart is one span of model call call (0-based) of rollout 0-0, of kind
-// kind, as Gym's processes send it: the agent's CLIENT span widest, the
-// model server's SERVER span inside it, gym.model.* inside that, the call to
-// the LLM innermost.
-func callPart(kind modelcall.Kind, call int) ptrace.Traces {
+// kind, ending at end, as Gym's processes send it: the agent's CLIENT span
+// widest (1 ms), the model server's SERVER span inside it, gym.model.*
+// inside that, the call to the LLM innermost.
+func callPart(kind modelcall.Kind, call int, end time.Time) ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	res := rs.Resource().Attributes()
 	res.PutStr("nemo.run.id", "run1")
 	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	s.SetSpanID(pcommon.SpanID{byte(kind), 0, 0, 0, 0, 0, byte(call >> 8), byte(call)})
-	base := float64(call) * 10
-	inset := map[modelcall.Kind]float64{modelcall.Client: 0, modelcall.Server: 0.01, modelcall.Managed: 0.02, modelcall.Upstream: 0.03}[kind]
-	s.SetStartTimestamp(pcommon.Timestamp(t0Nanos + int64((base+inset)*1e9)))
-	s.SetEndTimestamp(pcommon.Timestamp(t0Nanos + int64((base+1-inset)*1e9)))
+	inset := time.Duration(map[modelcall.Kind]int{modelcall.Client: 0, modelcall.Server: 1, modelcall.Managed: 2, modelcall.Upstream: 3}[kind]) * 100 * time.Microsecond
+	s.SetStartTimestamp(pcommon.NewTimestampFromTime(end.Add(-time.Millisecond + inset)))
+	s.SetEndTimestamp(pcommon.NewTimestampFromTime(end.Add(-inset)))
 	s.Attributes().PutStr("nemo.gym.rollout.id", "0-0")
 	as := map[modelcall.Kind]struct {
 		service, serverType, name string
@@ -60,15 +59,25 @@ func callPart(kind modelcall.Kind, call int) ptrace.Traces {
 	return td
 }
 
-// callLines are the capture lines of calls calls of rollout 0-0.
-func callLines(calls int) string {
+// callLines are the capture lines of calls ending at ends, inside every one
+// of their spans.
+func callLines(ends []time.Time) string {
 	var b strings.Builder
-	for i := range calls {
-		base := float64(t0Nanos)/1e9 + float64(i)*10
-		fmt.Fprintf(&b, `{"model_call_id":"mc%d","dialect":"responses","started_at":%f,"completed_at":%f,"status_code":200,"response":{"id":"r%d","model":"m","usage":{"input_tokens":%d,"output_tokens":1}}}`+"\n",
-			i, base+0.04, base+0.96, i, 10+i)
+	for i, end := range ends {
+		sec := func(d time.Duration) float64 { return float64(end.Add(d).UnixMicro()) / 1e6 }
+		fmt.Fprintf(&b, `{"model_call_id":"mc%d","dialect":"responses","started_at":%.6f,"completed_at":%.6f,"status_code":200,"response":{"id":"r%d","model":"m","usage":{"input_tokens":%d,"output_tokens":1}}}`+"\n",
+			i, sec(-600*time.Microsecond), sec(-400*time.Microsecond), i, 10+i)
 	}
 	return b.String()
+}
+
+// callEnds are the ends of n calls, every spacing after start.
+func callEnds(start time.Time, n int, spacing time.Duration) []time.Time {
+	ends := make([]time.Time, n)
+	for i := range ends {
+		ends[i] = start.Add(time.Duration(i) * spacing)
+	}
+	return ends
 }
 
 // standing is, per model_call.id, the kinds of the spans that carry it and
@@ -81,10 +90,8 @@ type standing struct {
 func standingOf(tds []ptrace.Traces) standing {
 	st := standing{parts: map[string][]modelcall.Kind{}, stood: map[string][]modelcall.Kind{}, left: map[pcommon.SpanID]int{}}
 	for _, td := range tds {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			spans := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans()
-			for j := 0; j < spans.Len(); j++ {
-				s := spans.At(j)
+		for _, rs := range td.ResourceSpans().All() {
+			for _, s := range rs.ScopeSpans().At(0).Spans().All() {
 				st.left[s.SpanID()]++
 				id, _ := s.Attributes().Get("nemo.gym.model_call.id")
 				k := modelcall.Kind(s.SpanID()[0])
@@ -99,9 +106,9 @@ func standingOf(tds []ptrace.Traces) standing {
 }
 
 // The spans of one model call come in separate batches, in any order, some
-// after the first one's capture_wait: each leaves once, every one carries
-// the call's id, and exactly one carries the GenAI operation, whatever the
-// kinds the run has, the order and the delays.
+// after the first one's capture_wait or after their own: each leaves once,
+// every one carries the call's id, and exactly one carries the GenAI
+// operation, whatever the kinds the run has, the order and the delays.
 func TestOneSpanStandsForEachCall(t *testing.T) {
 	allKinds := []modelcall.Kind{modelcall.Upstream, modelcall.Client, modelcall.Server, modelcall.Managed}
 	for seed := range uint64(300) {
@@ -117,14 +124,16 @@ func TestOneSpanStandsForEachCall(t *testing.T) {
 		}
 		calls := 1 + rng.IntN(6)
 		h := newHarness(t, nil)
-		require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(calls)), 0o640))
+		ends := callEnds(h.clock.Now(), calls, 2*time.Millisecond)
+		require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(ends)), 0o640))
 		var parts []ptrace.Traces
 		for c := range calls {
 			for _, k := range kinds {
-				parts = append(parts, callPart(k, c))
+				parts = append(parts, callPart(k, c, ends[c]))
 			}
 		}
 		rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+		var pending []*pendingCall
 		for len(parts) > 0 {
 			n := 1 + rng.IntN(len(parts))
 			batch := ptrace.NewTraces()
@@ -132,12 +141,15 @@ func TestOneSpanStandsForEachCall(t *testing.T) {
 				p.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
 			}
 			parts = parts[n:]
-			require.NoError(t, h.p.ConsumeTraces(context.Background(), batch))
+			pending = append(pending, h.consume(batch))
 			h.clock.advance(time.Duration(rng.IntN(1500)) * time.Millisecond)
 			h.p.poll(context.Background(), false)
 		}
 		h.clock.advance(h.p.cfg.CaptureWait)
 		h.p.poll(context.Background(), false)
+		for _, c := range pending {
+			require.NoError(t, c.wait())
+		}
 		require.Equal(t, calls*len(kinds), h.sink.SpanCount(), "seed %d: every span left by capture_wait", seed)
 		st := standingOf(h.sink.AllTraces())
 		for id, n := range st.left {
@@ -155,43 +167,50 @@ func TestOneSpanStandsForEachCall(t *testing.T) {
 // Once a run has shown its kinds, the best span of a call stands for it
 // whichever comes first: a CLIENT span that comes before its call's SERVER
 // span waits for it (and leaves with the id alone when it comes); one that
-// comes after leaves at once; one whose SERVER span never comes stands
-// itself at capture_wait.
+// comes after leaves at once; one whose SERVER span does not come within
+// capture_wait stands itself, and the SERVER span that comes later leaves
+// with the id alone.
 func TestBestSpanStandsAcrossBatches(t *testing.T) {
 	h := newHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(4)), 0o640))
-	consume := func(k modelcall.Kind, call int) {
-		require.NoError(t, h.p.ConsumeTraces(context.Background(), callPart(k, call)))
-	}
+	ends := callEnds(h.clock.Now(), 4, 10*time.Second)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(ends)), 0o640))
+	consume := func(k modelcall.Kind, call int) *pendingCall { return h.consume(callPart(k, call, ends[call])) }
+
 	// Call 0 teaches the run its kinds: in the run's first batch the CLIENT
 	// span waits for a better one, which comes in the next.
-	consume(modelcall.Client, 0)
+	client := consume(modelcall.Client, 0)
 	assert.Zero(t, h.sink.SpanCount(), "the run's first CLIENT span waits for a better one")
 	h.clock.advance(300 * time.Millisecond)
-	consume(modelcall.Server, 0)
+	require.NoError(t, consume(modelcall.Server, 0).wait())
+	require.NoError(t, client.wait())
 	assert.Equal(t, 2, h.sink.SpanCount(), "the SERVER span stands, the CLIENT span leaves with the id")
-	h.clock.advance(time.Second)
 
-	consume(modelcall.Server, 1)
-	consume(modelcall.Client, 1)
+	h.clock.set(ends[1])
+	require.NoError(t, consume(modelcall.Server, 1).wait())
+	require.NoError(t, consume(modelcall.Client, 1).wait())
 	assert.Equal(t, 4, h.sink.SpanCount(), "a CLIENT span after its SERVER span leaves at once")
 
-	consume(modelcall.Client, 2)
+	h.clock.set(ends[2])
+	client = consume(modelcall.Client, 2)
 	assert.Equal(t, 4, h.sink.SpanCount(), "a CLIENT span before its SERVER span waits")
 	h.clock.advance(500 * time.Millisecond)
 	h.p.poll(context.Background(), false)
-	consume(modelcall.Server, 2)
+	require.NoError(t, consume(modelcall.Server, 2).wait())
+	require.NoError(t, client.wait())
 	assert.Equal(t, 6, h.sink.SpanCount())
 
-	consume(modelcall.Client, 3)
+	h.clock.set(ends[3])
+	client = consume(modelcall.Client, 3)
 	h.clock.advance(h.p.cfg.CaptureWait)
 	h.p.poll(context.Background(), false)
+	require.NoError(t, client.wait())
 	assert.Equal(t, 7, h.sink.SpanCount(), "a CLIENT span whose SERVER span does not come leaves at capture_wait")
-	consume(modelcall.Server, 3) // too late: the call is stood for
+	require.NoError(t, consume(modelcall.Server, 3).wait()) // too late: the call is stood for
 	st := standingOf(h.sink.AllTraces())
 	assert.Equal(t, map[string][]modelcall.Kind{
 		"mc0": {modelcall.Server}, "mc1": {modelcall.Server}, "mc2": {modelcall.Server}, "mc3": {modelcall.Client},
 	}, st.stood)
+	assert.Len(t, st.parts["mc3"], 2)
 }
 
 // A run's first batch holds a model server's spans in the order they ended,
@@ -199,14 +218,15 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 // does, and every span leaves with the batch.
 func TestFirstBatchInEndOrder(t *testing.T) {
 	h := newHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(2)), 0o640))
+	ends := callEnds(h.clock.Now(), 2, 2*time.Millisecond)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(ends)), 0o640))
 	batch := ptrace.NewTraces()
 	for c := range 2 {
 		for _, k := range []modelcall.Kind{modelcall.Upstream, modelcall.Managed, modelcall.Server} {
-			callPart(k, c).ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+			callPart(k, c, ends[c]).ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
 		}
 	}
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), batch))
+	require.NoError(t, h.consume(batch).wait())
 	require.Equal(t, 6, h.sink.SpanCount(), "every span leaves with its batch")
 	assert.Equal(t, map[string][]modelcall.Kind{"mc0": {modelcall.Managed}, "mc1": {modelcall.Managed}}, standingOf(h.sink.AllTraces()).stood)
 }
@@ -216,23 +236,25 @@ func TestFirstBatchInEndOrder(t *testing.T) {
 // and so does a caller's CLIENT span that stands for a call to it.
 func TestProviderFromUpstream(t *testing.T) {
 	h := newHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(2)), 0o640))
-	upstream := callPart(modelcall.Upstream, 0)
+	ends := callEnds(h.clock.Now(), 2, 10*time.Second)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(callLines(ends)), 0o640))
+	upstream := callPart(modelcall.Upstream, 0, ends[0])
 	upstream.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("url.full", "https://api.openai.com/v1/responses")
 	batch := ptrace.NewTraces()
-	for _, td := range []ptrace.Traces{upstream, callPart(modelcall.Managed, 0)} {
+	for _, td := range []ptrace.Traces{upstream, callPart(modelcall.Managed, 0, ends[0])} {
 		td.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
 	}
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), batch))
-	h.clock.advance(2 * time.Second)
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), callPart(modelcall.Client, 1)))
+	require.NoError(t, h.consume(batch).wait())
+	h.clock.set(ends[1])
+	client := h.consume(callPart(modelcall.Client, 1, ends[1]))
 	h.clock.advance(h.p.cfg.CaptureWait)
 	h.p.poll(context.Background(), false)
+	require.NoError(t, client.wait())
 	require.Equal(t, 3, h.sink.SpanCount())
 	providers := map[string]string{}
 	for _, td := range h.sink.AllTraces() {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			s := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+		for _, rs := range td.ResourceSpans().All() {
+			s := rs.ScopeSpans().At(0).Spans().At(0)
 			if v, ok := s.Attributes().Get("gen_ai.provider.name"); ok {
 				id, _ := s.Attributes().Get("nemo.gym.model_call.id")
 				providers[id.Str()] = v.Str()

@@ -25,14 +25,15 @@ import (
 )
 
 // captureProcessor joins model-call spans to Gym's capture lines (design
-// §4.7). Data flow: ConsumeTraces → model-call spans taken out of the batch
-// (hold) → their rollouts' capture files read by offset (read) → joined
-// (rolloutState.join, modelcall.Join) → annotated and put back in the batch
-// → next; a span whose line is not there yet waits, and run's poll joins it
-// later or lets it go at its deadline. Every span that enters leaves once:
-// the batch without its waiting spans at once, each waiting span when it is
-// joined, at capture_wait, at max_waiting_spans or at shutdown. One mutex
-// guards all state; next is called without it.
+// §4.7). Data flow: ConsumeTraces → the model-call spans of the batch
+// (wants) → their rollouts' capture files read by offset (read) → joined
+// (rolloutState.join, modelcall.Join) → annotated in place → next; a span
+// whose line is not there yet waits where it lies, and its batch waits with
+// it in the caller (hold.go), until run's poll joins it or lets it go at its
+// deadline. Every span that enters leaves once, with its batch: at once, or
+// when its last waiting span is joined, at capture_wait, at
+// max_waiting_spans or at shutdown. One mutex guards all state; next is
+// called without it.
 type captureProcessor struct {
 	cfg    *Config
 	next   consumer.Traces
@@ -52,7 +53,6 @@ type captureProcessor struct {
 	// providers is each model server's gen_ai.provider.name, told by the
 	// host its calls to its LLM go to.
 	providers providerTable
-	freed     []*waitingSpan // let go this round, not yet in its output
 	buf       []byte
 	lastLog   time.Time
 	// round counts the calls (batches, polls): a rollout's file is read
@@ -62,6 +62,8 @@ type captureProcessor struct {
 	now   time.Time
 
 	stop, done chan struct{}
+	// onWait, when set (tests), is called as a caller begins to wait.
+	onWait func()
 }
 
 // errorLogEvery rate-limits the log of capture files that cannot be read.
@@ -126,73 +128,61 @@ func (p *captureProcessor) run() {
 	}
 }
 
+// ConsumeTraces joins the batch's model-call spans to their capture lines
+// and hands the batch on, once none of its spans waits any more (hold.go):
+// the next consumer's error is returned, and the caller keeps the spans.
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
 	var seen modelcall.Span
+	b := &waitingBatch{}
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
-	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+	for _, rs := range td.ResourceSpans().All() {
 		res := rs.Resource().Attributes()
 		serverType := stringAttr(res, gymconv.ServerTypeAttribute)
 		service := gymconv.Service(res, p.cfg.ServiceAttributes)
 		run := stringAttr(res, gymconv.RunAttribute)
 		p.services.learn(service, serverType)
-		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
-			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
 				r, kind := p.wants(span, service, serverType, &seen, &c)
 				if r == nil {
 					if kind == modelcall.NotModelCall {
 						p.markRollout(span, &seen, res, &c)
 					}
-					return false
+					continue
 				}
-				runKinds := p.runs.seen(run, kind, p.round)
-				provider := p.providers.of(kind, service, &seen)
-				if l := p.joinNow(r, kind, span, &c, &out); l != nil {
-					if p.place(span, kind, runKinds, r.id, provider, l, false) {
-						return false
-					}
-					p.waitForCall(p.hold(r, kind, runKinds, provider, rs, ss, span, now), l)
-					return true
-				}
-				if !r.tail.exists {
-					// No capture file: Gym captures nothing for this
-					// rollout here (or not yet, which its export delay
-					// makes rare); nothing to wait for.
-					c.missed[missedNoFile]++
-					return false
-				}
-				w := p.hold(r, kind, runKinds, provider, rs, ss, span, now)
-				r.waiting[kind] = append(r.waiting[kind], w)
-				r.nWaiting++
-				return true
-			})
-			return ss.Spans().Len() == 0
-		})
-		return rs.ScopeSpans().Len() == 0
-	})
-	p.release(out, &c)
-	p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
-	for p.queue.Len() > p.cfg.MaxWaitingSpans {
-		p.let(p.queue.Front().Value.(*waitingSpan), td, &c, missedBound)
+				w := waitingSpan{span: span, kind: kind, rollout: r, run: p.runs.seen(run, kind, p.round), provider: p.providers.of(kind, service, &seen)}
+				p.consumeCall(&w, now, b, &c, &out)
+			}
+		}
 	}
-	p.flushFreed(td)
+	p.release(out, &c)
+	p.expire(&c, dueBy(now), missedWait)
+	for p.queue.Len() > p.cfg.MaxWaitingSpans {
+		p.let(p.queue.Front().Value.(*waitingSpan), &c, missedBound)
+	}
+	b.seal()
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
+	p.await(ctx, b)
 	if td.ResourceSpans().Len() == 0 {
 		return nil
 	}
-	return p.next.ConsumeTraces(ctx, td)
+	if err := p.next.ConsumeTraces(ctx, td); err != nil {
+		p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(td.SpanCount()))
+		return err
+	}
+	return nil
 }
 
 // poll reads the capture files of the rollouts with waiting spans, joins,
-// and passes on the spans joined and those whose wait ran out (all of them
-// when final).
+// and lets go the spans whose wait ran out (all of them when final); their
+// callers hand their batches on.
 func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	var c counts
-	td := ptrace.NewTraces()
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
@@ -206,26 +196,48 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	}
 	p.release(out, &c)
 	if final {
-		p.expire(td, &c, func(*waitingSpan) bool { return true }, missedShutdown)
+		p.expire(&c, func(*waitingSpan) bool { return true }, missedShutdown)
 	} else {
-		p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
+		p.expire(&c, dueBy(now), missedWait)
 	}
-	p.flushFreed(td)
 	p.files.closeIdle(now.Add(-openFileIdle))
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
-	if n := td.SpanCount(); n > 0 {
-		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(n))
-			p.logger.Warn("The next consumer refused model-call spans released after their wait", zap.Int("spans", n), zap.Error(err))
+}
+
+// consumeCall joins a model-call span of the batch (w: a waitingSpan not
+// yet waiting) to its line and places it (callspan.go); a span that finds
+// no line, or is to wait for a better span of its call, waits in the batch
+// (hold.go).
+func (p *captureProcessor) consumeCall(w *waitingSpan, now time.Time, b *waitingBatch, c *counts, out *[]joined) {
+	late := w.span.EndTimestamp().AsTime().Add(p.cfg.CaptureWait).Before(now)
+	if l := p.joinNow(w.rollout, w.kind, w.span, c, out); l != nil {
+		if !p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, l, late) {
+			p.waitForCall(p.hold(w, now, b), l)
 		}
+		return
+	}
+	switch {
+	case !w.rollout.tail.exists:
+		// No capture file: Gym captures nothing for this rollout here (or
+		// not yet, which its export delay makes rare); nothing to wait for.
+		c.missed[missedNoFile]++
+	case late:
+		// Ended capture_wait before it came (handed on again after an
+		// outage, or released after settle): its line came or never will.
+		p.leaveLineless(w, c, missedWait)
+	default:
+		w = p.hold(w, now, b)
+		w.rollout.waiting[w.kind] = append(w.rollout.waiting[w.kind], w)
+		w.rollout.nWaiting++
 	}
 }
 
 // wants is the rollout whose capture a span is to be joined with, and the
 // span's kind; nil for a span that is no model call, already joined (an
-// earlier gymcapture, a replay), or in no rollout that may name a file.
+// earlier gymcapture, a replay), or in no rollout that may name a file. s
+// is what was read of the span.
 func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, s *modelcall.Span, c *counts) (*rolloutState, modelcall.Kind) {
 	kind := p.services.kindOf(span, service, serverType, s)
 	if kind == modelcall.NotModelCall {
@@ -290,23 +302,6 @@ func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span pt
 	return l
 }
 
-// hold moves span out of its batch into a traces of its own, to wait until
-// capture_wait after now.
-func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, run *runKinds, provider string, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) *waitingSpan {
-	td := ptrace.NewTraces()
-	rs2 := td.ResourceSpans().AppendEmpty()
-	rs.Resource().CopyTo(rs2.Resource())
-	rs2.SetSchemaUrl(rs.SchemaUrl())
-	ss2 := rs2.ScopeSpans().AppendEmpty()
-	ss.Scope().CopyTo(ss2.Scope())
-	ss2.SetSchemaUrl(ss.SchemaUrl())
-	moved := ss2.Spans().AppendEmpty()
-	span.MoveTo(moved)
-	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, run: run, provider: provider, deadline: now.Add(p.cfg.CaptureWait)}
-	w.queued = p.queue.PushBack(w)
-	return w
-}
-
 // newRound starts a call's round and returns its time.
 func (p *captureProcessor) newRound() time.Time {
 	p.round++
@@ -366,55 +361,6 @@ func (p *captureProcessor) logRateLimited(msg string, err error) {
 		p.lastLog = now
 		p.logger.Warn(msg, zap.String("capture_dir", p.cfg.CaptureDir), zap.Error(err))
 	}
-}
-
-// release places the waiting spans that found their line: each leaves
-// (flushFreed) or waits on for a better span of its call.
-func (p *captureProcessor) release(out []joined, c *counts) {
-	for _, j := range out {
-		c.countJoined(j.how)
-		w := j.w
-		if p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, j.l, false) {
-			p.queue.Remove(w.queued)
-			p.freed = append(p.freed, w)
-		} else {
-			p.waitForCall(w, j.l)
-		}
-	}
-}
-
-// flushFreed moves the spans let go this round into td.
-func (p *captureProcessor) flushFreed(td ptrace.Traces) {
-	for i, w := range p.freed {
-		w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
-		p.freed[i] = nil
-	}
-	p.freed = p.freed[:0]
-}
-
-// expire lets the waiting spans go, in deadline order, while due says so.
-func (p *captureProcessor) expire(td ptrace.Traces, c *counts, due func(*waitingSpan) bool, reason int) {
-	for e := p.queue.Front(); e != nil && due(e.Value.(*waitingSpan)); e = p.queue.Front() {
-		p.let(e.Value.(*waitingSpan), td, c, reason)
-	}
-}
-
-// let lets a waiting span go: one joined to its line stands for its call
-// unless a better span of it waits too (leaveCall); one without its line leaves without it,
-// counted by reason, and stands for its call when it is of the best kind
-// its run has (the call's other spans are not).
-func (p *captureProcessor) let(w *waitingSpan, td ptrace.Traces, c *counts, reason int) {
-	if w.line != nil {
-		p.leaveCall(w)
-		return
-	}
-	w.rollout.remove(w)
-	p.queue.Remove(w.queued)
-	c.missed[reason]++
-	if w.kind >= w.run.best {
-		annotateLineless(w.span.Attributes(), w.rollout.id, w.provider)
-	}
-	w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 }
 
 func stringAttr(m pcommon.Map, k string) string {

@@ -26,12 +26,10 @@ type captureLine struct {
 	toolsTaken uint16
 }
 
-// waitingSpan is a model-call span waiting for its capture line, or
-// (line set) joined to it and waiting for a better span of its call to
-// stand for it (callspan.go), alone in its own traces (with a copy of its
-// resource and scope).
+// waitingSpan is a model-call span waiting where it lies, in its caller's
+// batch (hold.go): for its capture line, or (line set) joined to it, for a
+// better span of its call to stand for it (callspan.go).
 type waitingSpan struct {
-	td       ptrace.Traces
 	span     ptrace.Span
 	call     modelcall.Call
 	kind     modelcall.Kind
@@ -40,7 +38,8 @@ type waitingSpan struct {
 	provider string // gen_ai.provider.name when known
 	line     *captureLine
 	deadline time.Time
-	queued   *list.Element // in the processor's queue, by deadline
+	queued   *list.Element // in the processor's queue, by deadline; nil once it left
+	batch    *waitingBatch
 }
 
 // rolloutState is what the processor knows of one rollout's capture file.

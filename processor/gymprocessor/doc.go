@@ -8,8 +8,10 @@
 // Data flow:
 //
 //	ConsumeTraces -> engine.prepare -> [lock] engine.consume [unlock] -> deliver -> next
-//	timer tick    -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
+//	timer tick    -> retryRefused (what next refused, at backoff) -> next
+//	              -> [lock] engine.flush (settle, cut, release, job spans by deadline) [unlock]
 //	                 -> deliver -> next
+//	next refuses  -> keep: held for redelivery (with storage, in the journal's held range)
 //
 // A batch, stage by stage (consume calls each per span, in this order):
 //
@@ -50,6 +52,10 @@
 //   - diagnostics.go: rate-limited setup warnings (§4.5).
 //   - crash.go:     with a storage extension, recording, recovery and checkpoints (§4.6).
 //   - journal.go:   the journal in the storage: records, delivery marks, checkpoints, generations.
+//   - redeliver.go: what the next consumer refused, kept and handed on again with backoff;
+//     the pending bounds' refusal upstream (§4.5).
+//   - redeliver_log.go: what the user reads about it (one line per interval).
+//   - journal_held.go: the held range, where the storage keeps refused batches.
 //   - checkpoint.go: the engine's whole state, encoded and restored exactly: the parts' order.
 //   - checkpoint_codec.go: the checkpoint's varints, ids and string table.
 //   - checkpoint_*.go: one part of the state each, its writer beside its reader.
