@@ -75,7 +75,7 @@ func plainHostPort(s string) bool {
 		return false
 	}
 	for _, c := range host {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+		if !hostChar(c) {
 			return false
 		}
 	}
@@ -87,4 +87,9 @@ func plainHostPort(s string) bool {
 		}
 	}
 	return true
+}
+
+// hostChar reports whether c may stand in a plain host name.
+func hostChar(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
 }
