@@ -53,12 +53,14 @@ test: build vet lint
 # TestConsole*Python*, TestInstrumentReal*), which skip in `make test`. They run in a network
 # namespace of their own with only loopback up: Ray binds the machine's address otherwise, and
 # there nothing can reach the network. GOPROXY=off: the build above fetched every module.
+# Arize Phoenix (issue #36) runs beside each live run from its own cached venv
+# (e2e/phoenix/setup-venv.sh).
 REALGYM_RUN ?= ^(TestStubModel|TestRealGym.*|TestConsolePython.*|TestInstrumentReal.*)$$
 # REALGYM_SKIP names tests to leave out (go test -skip); none by default.
 REALGYM_SKIP ?=
 test-realgym: build
-	venv="$$(e2e/realgym/setup-venv.sh)" && uvenv="$$(e2e/realgym/setup-userinstall-venv.sh)" && \
-	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
+	venv="$$(e2e/realgym/setup-venv.sh)" && uvenv="$$(e2e/realgym/setup-userinstall-venv.sh)" && phoenix="$$(e2e/phoenix/setup-venv.sh)" && \
+	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_PHOENIX_VENV="$$phoenix" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
 	unshare --net sh -c 'ip link set lo up && exec $(GO) test -count=1 -v -timeout 25m -run "$(REALGYM_RUN)" -skip "$(REALGYM_SKIP)" ./e2e/'
 
 # Short runs of every fuzz target (their seed corpora also run in `go test`).
@@ -82,6 +84,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRowReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzScanLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzMayHoldRoute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
+	$(GO) test -run '^$$' -fuzz '^FuzzPlainPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/timesplit
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned

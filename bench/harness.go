@@ -30,6 +30,7 @@ type harness struct {
 	root      string
 	out       string
 	collector string
+	baseline  string // -baseline-collector, "" when not set
 	gymsim    string // "" when unavailable
 	tgen      string // "" when unavailable
 	log       io.Writer
@@ -99,6 +100,12 @@ func newHarness(ctx context.Context, o *options, stdout io.Writer) (*harness, er
 	h.collector = abs(o.collector)
 	if err := ensureBinary(ctx, root, h.collector, "cmd/otelcol-gym", o.build, h.log); err != nil {
 		return nil, fmt.Errorf("collector binary %s: %w", h.collector, err)
+	}
+	if o.baseline != "" {
+		h.baseline = abs(o.baseline)
+		if _, err := os.Stat(h.baseline); err != nil {
+			return nil, fmt.Errorf("-baseline-collector: %w", err)
+		}
 	}
 	if p := abs(o.gymsim); ensureBinary(ctx, root, p, "cmd/gymsim", o.build, h.log) == nil {
 		h.gymsim = p
@@ -578,8 +585,12 @@ func (h *harness) startMeasured(ctx context.Context, r *runResult, dir string, p
 	if err := renderConfig(pipelineConfig[r.Pipeline], p, cfg); err != nil {
 		return nil, err
 	}
+	bin := h.collector
+	if r.Pipeline == "Cj0" {
+		bin = h.baseline
+	}
 	t0 := time.Now()
-	col, err := startCollector(ctx, h.collector, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
+	col, err := startCollector(ctx, bin, cfg, filepath.Join(dir, "collector.log"), p.Metrics, p.GRPC, p.HTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -788,7 +799,7 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 			"--concurrency", strconv.Itoa(h.o.gymsimConcurrency), "--protocol", "grpc",
 			"--endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC), "--blocking",
 			"--run-id", fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "p"), r.Rep), "--truth", truth}
-		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" || r.Pipeline == "Cn" {
+		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" || r.Pipeline == "Cj0" || r.Pipeline == "Cn" {
 			// Gym's capture lines beside the spans, for Cg's join (C gets
 			// them too, so that the two differ only in the collector).
 			args = append(args, "--capture-dir", p.Out)

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,7 @@ type options struct {
 	phases       string
 	pipelines    string
 	collector    string
+	baseline     string // the binary pipeline Cj0 runs
 	gymsim       string
 	telemetrygen string
 	build        string
@@ -82,6 +84,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay,short,paced", "phases to run, comma-separated")
 	fs.StringVar(&o.pipelines, "pipelines", "A,B,C,C',D", "pipelines to run, comma-separated")
 	fs.StringVar(&o.collector, "collector", "bin/otelcol-gym", "otelcol-gym binary (relative to the repository root)")
+	fs.StringVar(&o.baseline, "baseline-collector", "", "a second otelcol-gym binary (e.g. main's, relative to the repository root) that pipeline Cj0 runs: Cj's capture join before a change, paired against Cj's")
 	fs.StringVar(&o.gymsim, "gymsim", "bin/gymsim", "gymsim binary (relative to the repository root)")
 	fs.StringVar(&o.telemetrygen, "telemetrygen", "", "telemetrygen binary (default: from PATH or $(go env GOPATH)/bin)")
 	fs.StringVar(&o.build, "build", "missing", "build bin/otelcol-gym and bin/gymsim: missing, always or never")
@@ -154,6 +157,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-pipelines: unknown pipeline %q", p)
 		}
 	}
+	if slices.Contains(splitList(o.pipelines), "Cj0") && o.baseline == "" {
+		return nil, errors.New("-pipelines: Cj0 runs -baseline-collector, which is not set")
+	}
 	if _, ok := pipelineConfig[o.profilePipeline]; !ok {
 		return nil, fmt.Errorf("-profile-pipeline: unknown pipeline %q", o.profilePipeline)
 	}
@@ -180,7 +186,7 @@ const (
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "Cn": "Cnosplit", "D": "D", "G": "G"}
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "Cj0": "Cjoin", "Cn": "Cnosplit", "D": "D", "G": "G"}
 
 func splitList(s string) []string {
 	var out []string

@@ -12,11 +12,12 @@ import (
 )
 
 // pairedAgainst names, for each pipeline a paired ratio is reported for, the
-// pipeline it is compared with: the capture join alone (Cj) and with the
+// pipelines it is compared with: the capture join alone (Cj) and with the
 // GenAI metrics (Cg) against the pipeline without them (C), issue #26's
 // target; the time split (C, on by default) against C without it (Cn),
-// issue #37's.
-var pairedAgainst = map[string]string{"Cj": "C", "Cg": "C", "C": "Cn"}
+// issue #37's; and Cj against Cj0, the same join by -baseline-collector's
+// binary (the join before a change, issue #36's).
+var pairedAgainst = map[string][]string{"Cj": {"C", "Cj0"}, "Cg": {"C"}, "C": {"Cn"}}
 
 // pairedRatio is one pipeline's CPU per span over its base's, run by run:
 // repetition k of each ran one after the other, so a load that came and went
@@ -33,20 +34,22 @@ type pairedRatio struct {
 	OfMedians float64
 }
 
+// runKey is one run of a pipeline in a phase.
+type runKey struct {
+	phase, pipeline string
+	rep             int
+}
+
 // pairedRatios pairs the runs of each (phase, pipeline) of pairedAgainst
-// with its base's of the same repetition.
+// with its bases' of the same repetition.
 func pairedRatios(results []*runResult) []pairedRatio {
-	type key struct {
-		phase, pipeline string
-		rep             int
-	}
-	cpu := map[key]float64{}
+	cpu := map[runKey]float64{}
 	var phases, order []string
 	for _, r := range results {
 		if r.Rep == 0 || r.Err != "" || r.cpuPerM() <= 0 {
 			continue
 		}
-		cpu[key{r.Phase, r.Pipeline, r.Rep}] = r.cpuPerM()
+		cpu[runKey{r.Phase, r.Pipeline, r.Rep}] = r.cpuPerM()
 		if !slices.Contains(phases, r.Phase) {
 			phases = append(phases, r.Phase)
 		}
@@ -57,36 +60,42 @@ func pairedRatios(results []*runResult) []pairedRatio {
 	var out []pairedRatio
 	for _, phase := range phases {
 		for _, p := range order {
-			base, ok := pairedAgainst[p]
-			if !ok {
-				continue
-			}
-			pr := pairedRatio{Phase: phase, Pipeline: p, Base: base}
-			var mine, theirs []float64
-			for k, v := range cpu {
-				if k.phase != phase || k.pipeline != p {
-					continue
-				}
-				if b, ok := cpu[key{phase, base, k.rep}]; ok {
-					pr.Ratios = append(pr.Ratios, v/b)
-					mine, theirs = append(mine, v), append(theirs, b)
+			for _, base := range pairedAgainst[p] {
+				if pr, ok := pairRuns(cpu, phase, p, base); ok {
+					out = append(out, pr)
 				}
 			}
-			if len(pr.Ratios) == 0 {
-				continue
-			}
-			sort.Float64s(pr.Ratios)
-			pr.Median = median(pr.Ratios)
-			pr.OfMedians = median(mine) / median(theirs)
-			lo, hi, level := medianBounds(len(pr.Ratios))
-			pr.Level = level
-			if level > 0 {
-				pr.Low, pr.High = pr.Ratios[lo], pr.Ratios[hi]
-			}
-			out = append(out, pr)
 		}
 	}
 	return out
+}
+
+// pairRuns is pipeline p's paired ratio against base in phase; false when
+// no repetition ran both.
+func pairRuns(cpu map[runKey]float64, phase, p, base string) (pairedRatio, bool) {
+	pr := pairedRatio{Phase: phase, Pipeline: p, Base: base}
+	var mine, theirs []float64
+	for k, v := range cpu {
+		if k.phase != phase || k.pipeline != p {
+			continue
+		}
+		if b, ok := cpu[runKey{phase, base, k.rep}]; ok {
+			pr.Ratios = append(pr.Ratios, v/b)
+			mine, theirs = append(mine, v), append(theirs, b)
+		}
+	}
+	if len(pr.Ratios) == 0 {
+		return pr, false
+	}
+	sort.Float64s(pr.Ratios)
+	pr.Median = median(pr.Ratios)
+	pr.OfMedians = median(mine) / median(theirs)
+	lo, hi, level := medianBounds(len(pr.Ratios))
+	pr.Level = level
+	if level > 0 {
+		pr.Low, pr.High = pr.Ratios[lo], pr.Ratios[hi]
+	}
+	return pr, true
 }
 
 // medianBounds are the 0-based order statistics (lo, hi) of n values that

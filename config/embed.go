@@ -7,6 +7,7 @@ package config // import "github.com/otelcol-gym/otelcol-gym/config"
 
 import (
 	_ "embed"
+	"os"
 	"strings"
 )
 
@@ -17,12 +18,18 @@ import (
 var Standalone string
 
 // WithStandaloneDefault returns args with `--config=yaml:<Standalone>`
-// appended when they start the collector without any --config.
-// Sub-commands (components, validate, help, completion) and --help/--version
-// are left alone, so they behave as in any collector; --set and
-// --feature-gates still apply on top of the default.
-func WithStandaloneDefault(args []string) []string {
-	return withDefault(args, Standalone)
+// appended when they start the collector without any --config, and the
+// forwarding overlay after it when OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT is set
+// (forward.go). Sub-commands (components, validate, help, completion) and
+// --help/--version are left alone, so they behave as in any collector; --set
+// and --feature-gates still apply on top of the default. The error says what
+// is wrong with the forwarding variables.
+func WithStandaloneDefault(args []string) ([]string, error) {
+	out := withDefault(args, Standalone)
+	if len(out) == len(args) {
+		return out, nil
+	}
+	return withForwarding(out, Standalone, os.LookupEnv, os.Setenv)
 }
 
 func withDefault(args []string, standalone string) []string {

@@ -73,7 +73,11 @@ func TestMissingEnvironmentEveryShippedConfig(t *testing.T) {
 			t.Errorf("%s needs %q, want %q", file, got, want)
 		}
 	}
-	if err := MissingEnvironment(WithStandaloneDefault([]string{"otelcol-gym"}), lookupIn(nil)); err != nil {
+	args, err := WithStandaloneDefault([]string{"otelcol-gym"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MissingEnvironment(args, lookupIn(nil)); err != nil {
 		t.Errorf("embedded default: %v", err)
 	}
 }

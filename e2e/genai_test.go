@@ -52,15 +52,17 @@ func TestGenAIEndToEnd(t *testing.T) {
 
 // genAICapture is what checkGenAI compares of a capture line.
 type genAICapture struct {
-	line   modelcall.Line
-	joined bool
+	line     modelcall.Line
+	joined   bool
+	standing int // spans that stand for the call (carry its GenAI attributes)
 }
 
 // checkGenAI checks a run's output against its capture files: every
 // model-call span of the rollout files and of the OTLP traces file
-// (otlpPath, "" to skip) carries its capture line's tokens, models and
-// response id; every capture line joined some span; the token sums of the
-// metrics file equal the captures'.
+// (otlpPath, "" to skip) carries its capture line's id, exactly one span of
+// each line carries its GenAI operation, tokens, models and response id
+// (design §4.7), and the others no gen_ai.* attribute; every capture line
+// joined some span; the token sums of the metrics file equal the captures'.
 func checkGenAI(t *testing.T, captureDir, otlpPath, metricsPath string) {
 	t.Helper()
 	captures := map[string]*genAICapture{} // by model_call_id
@@ -97,7 +99,7 @@ func checkGenAI(t *testing.T, captureDir, otlpPath, metricsPath string) {
 
 	if otlpPath != "" {
 		for _, c := range captures {
-			c.joined = false
+			c.joined, c.standing = false, 0
 		}
 		var all []modelCallSpan
 		eachFileLine(t, otlpPath, func(b []byte) {
@@ -149,6 +151,14 @@ func checkModelCallSpans(t *testing.T, where string, spans []modelCallSpan, capt
 			continue
 		}
 		c.joined = true
+		if _, stands := s.attrs["gen_ai.operation.name"]; !stands {
+			for k := range s.attrs {
+				assert.False(t, strings.HasPrefix(k, "gen_ai."), "%s: %s does not stand for its call and carries %s", where, s.desc, k)
+			}
+			continue
+		}
+		c.standing++
+		assert.Equal(t, s.attrs[gymconv.RolloutAttribute], s.attrs["gen_ai.conversation.id"], "%s: %s conversation", where, s.desc)
 		l := c.line
 		if l.InputTokens != nil {
 			assert.EqualValues(t, *l.InputTokens, s.attrs["gen_ai.usage.input_tokens"], "%s: %s input tokens", where, s.desc)
@@ -162,6 +172,11 @@ func checkModelCallSpans(t *testing.T, where string, spans []modelCallSpan, capt
 		}
 		if l.Failed() {
 			assert.Equal(t, l.ErrorType(), s.attrs["error.type"], "%s: %s error.type", where, s.desc)
+		}
+	}
+	for id, c := range captures {
+		if c.joined {
+			assert.Equal(t, 1, c.standing, "%s: spans that stand for capture line %s", where, id)
 		}
 	}
 	return n

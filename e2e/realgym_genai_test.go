@@ -17,4 +17,5 @@ import (
 func checkRealGymGenAI(t *testing.T, run *realGymRun) {
 	t.Helper()
 	checkGenAI(t, run.captureDir, run.forwarded, filepath.Join(run.captureDir, "otel-metrics.jsonl"))
+	checkPhoenix(t, run) // realgym_phoenix_test.go
 }

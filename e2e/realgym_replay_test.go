@@ -182,7 +182,8 @@ func startRealGymCollector(t *testing.T, run *realGymRun, edit func(string) stri
 	if edit != nil {
 		cfg = edit(cfg)
 	}
-	return startCollector(t, p, nil, "--config", writeFile(t, run.dir, "collector.yaml", cfg)), p
+	args, env := phoenixForwarding(t, run, cfg) // realgym_phoenix_test.go
+	return startCollector(t, p, env, append([]string{"--config", writeFile(t, run.dir, "collector.yaml", cfg)}, args...)...), p
 }
 
 func postOTLPJSON(t *testing.T, port int, requests [][]byte) {

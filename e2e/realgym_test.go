@@ -184,6 +184,7 @@ type realGymRun struct {
 	accepted        float64        // otelcol_receiver_accepted_spans at the end
 	combined        []outSpan
 	collectorLog    string
+	phoenix         *phoenix // the run's Arize Phoenix, when there is one (realgym_phoenix_test.go)
 }
 
 func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {

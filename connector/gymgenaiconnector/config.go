@@ -26,9 +26,8 @@ type Config struct {
 	MaxSeries int `mapstructure:"max_series"`
 
 	// DedupWindow is how many model-call ids (nemo.gym.model_call.id) are
-	// remembered so that a call is counted once, though the gymcapture
-	// processor puts its line on each of its spans (the agent's CLIENT, the
-	// model server's SERVER and gym.model.*) and a replay may send a span
+	// remembered so that a call is counted once, though a replay (or two
+	// gymcapture processors in a row) may send the span that stands for it
 	// twice. Default: 65536.
 	DedupWindow int `mapstructure:"dedup_window"`
 

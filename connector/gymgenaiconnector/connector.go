@@ -43,10 +43,10 @@ var (
 )
 
 // genAIConnector turns the model calls the gymcapture processor annotated
-// into GenAI metrics per run and model: ConsumeTraces → one model call per
-// nemo.gym.model_call.id (dedup) → cumulative series → every
-// metrics_flush_interval (and at shutdown) → next. A span without the
-// processor's attributes is not looked at.
+// into GenAI metrics per run and model: ConsumeTraces → the span that stands
+// for each model call, once per nemo.gym.model_call.id (dedup: a replay) →
+// cumulative series → every metrics_flush_interval (and at shutdown) →
+// next. A span without the processor's attributes is not looked at.
 type genAIConnector struct {
 	cfg    *Config
 	next   consumer.Metrics
@@ -148,15 +148,29 @@ func (c *genAIConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) er
 	return nil
 }
 
-// observe records one span if it is a model call seen for the first time.
+// inference are the operations of a model call (the GenAI conventions'
+// inference spans); the rollout's invoke_agent and execute_tool spans are
+// not model calls.
+var inference = map[string]bool{
+	conventions.GenAIOperationNameChat.Value.AsString():            true,
+	conventions.GenAIOperationNameTextCompletion.Value.AsString():  true,
+	conventions.GenAIOperationNameGenerateContent.Value.AsString(): true,
+}
+
+// observe records one span if it stands for a model call (it carries both
+// the call's id and its operation: the call's other spans carry the id
+// alone, design §4.7) seen for the first time.
 func (c *genAIConnector) observe(run string, span ptrace.Span, n *counts) {
 	attrs := span.Attributes()
-	op := str(attrs, attrOperation)
 	id := str(attrs, gymconv.ModelCallIDAttribute)
-	if op == "" && id == "" {
+	if id == "" {
 		return
 	}
-	if id != "" && !c.seen.add(id) {
+	op := str(attrs, attrOperation)
+	if !inference[op] {
+		return
+	}
+	if !c.seen.add(id) {
 		n.duplicates++
 		return
 	}
@@ -232,7 +246,7 @@ func (c *genAIConnector) metricsLocked(now pcommon.Timestamp) pmetric.Metrics {
 		})
 	}
 	hist(metricTokenUsage, "{token}", "Tokens used by Gym's model calls, by type (input, output), per run and model.", c.tokens, tokenBounds)
-	hist(metricDuration, "s", "Duration of Gym's model calls (of the first of their spans seen), per run and model.", c.duration, durationBounds)
+	hist(metricDuration, "s", "Duration of Gym's model calls (of the span that stands for each), per run and model.", c.duration, durationBounds)
 	hist(metricTTFT, "s", "Time to first token of Gym's model calls (the capture's latency_ttft_ms), per run and model.", c.ttft, ttftBounds)
 	if c.split != nil && len(c.split.hist.keys) > 0 {
 		hist(metricRolloutCategory, "s", "Time a finished rollout spent in each category (model, tools, verify, agent, queue, other) along the critical path of its trace, per run (design §4.8).",

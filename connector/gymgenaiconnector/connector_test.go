@@ -112,16 +112,15 @@ func captureTokens(t *testing.T, cases []string) (in, out int64) {
 	return in, out
 }
 
-// Every capture line is counted once though three spans carry it, and the
-// token sums equal the captures'.
+// Every capture line is counted once, by the span that stands for its call
+// (its other spans carry the id alone, the line-less call's standing span no
+// id), a replay nothing twice, and the token sums equal the captures'.
 func TestMetricsFromAnnotatedSpans(t *testing.T) {
-	cases := []string{"capture_before_span", "capture_after_span_within_wait", "capture_never", "same_model_two_calls", "retried_call", "hostile_capture"}
+	cases := []string{"capture_before_span", "capture_after_span_within_wait", "capture_never", "same_model_two_calls", "retried_call", "hostile_capture", "caller_side_only"}
 	// The GenAI metrics alone: the time split has its test (timesplit_test.go).
 	c, sink, tel := newTestConnectorWith(t, fixedClock{}, func(c *Config) { c.TimeSplit.Enabled = false })
-	annotated := int64(0)
 	for _, name := range cases {
 		td := readTraces(t, filepath.Join(processorGolden, name, "expected.json"))
-		annotated += countSpansWith(td, gymconv.ModelCallIDAttribute)
 		require.NoError(t, c.ConsumeTraces(context.Background(), td))
 		// A replay of the same spans counts nothing twice.
 		require.NoError(t, c.ConsumeTraces(context.Background(), td))
@@ -141,32 +140,17 @@ func TestMetricsFromAnnotatedSpans(t *testing.T) {
 	assert.Equal(t, float64(wantIn), got["input"])
 	assert.Equal(t, float64(wantOut), got["output"])
 	// Model calls with usage: 1 + 1 + 2 + 1 (the retry) + 1 (resp_5a; the
-	// hostile line's usage is not numbers).
-	assert.Equal(t, uint64(6), counts["input"])
+	// hostile line's usage is not numbers) + 2 (the caller's side only).
+	assert.Equal(t, uint64(8), counts["input"])
 
 	calls := uint64(0)
 	eachPoint(md, metricDuration, func(_ pcommon.Map, dp pmetric.HistogramDataPoint) { calls += dp.Count() })
-	// Lines joined: 1 + 1 + 2 + 2 + 2 (resp_5a and the hostile one).
-	assert.Equal(t, uint64(8), calls)
-	metadatatest.AssertEqualConnectorGymgenaiModelCalls(t, tel, []metricdata.DataPoint[int64]{{Value: 8}}, metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualConnectorGymgenaiDuplicateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2*annotated - 8}}, metricdatatest.IgnoreTimestamp())
+	// Lines joined: 1 + 1 + 2 + 2 + 2 (resp_5a and the hostile one) + 2.
+	assert.Equal(t, uint64(10), calls)
+	metadatatest.AssertEqualConnectorGymgenaiModelCalls(t, tel, []metricdata.DataPoint[int64]{{Value: 10}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGymgenaiDuplicateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 10}}, metricdatatest.IgnoreTimestamp())
 
 	compareGolden(t, md)
-}
-
-func countSpansWith(td ptrace.Traces, key string) int64 {
-	n := int64(0)
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		for j := 0; j < td.ResourceSpans().At(i).ScopeSpans().Len(); j++ {
-			spans := td.ResourceSpans().At(i).ScopeSpans().At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if _, ok := spans.At(k).Attributes().Get(key); ok {
-					n++
-				}
-			}
-		}
-	}
-	return n
 }
 
 func eachPoint(md pmetric.Metrics, name string, f func(pcommon.Map, pmetric.HistogramDataPoint)) {

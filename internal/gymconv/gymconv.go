@@ -54,6 +54,9 @@ const (
 	// ServerTypeAttribute is the kind of Gym server a process is; Gym sets
 	// it on every server from its start.
 	ServerTypeAttribute = "nemo.gym.server.type"
+	// ServerNameAttribute is the Gym config name of a server (span and
+	// resource attribute).
+	ServerNameAttribute = "nemo.gym.server.name"
 )
 
 // Values of ServerTypeAttribute.

@@ -16,14 +16,14 @@ import (
 
 // The run summary is the last (cumulative) point of each GenAI series of
 // the run in otel-metrics.jsonl: here the gymgenai connector's golden output
-// (tokens in 947, out 143; 8 calls, one failed), after an earlier flush of
+// (tokens in 1277, out 173; 10 calls, one failed), after an earlier flush of
 // the same series and a line of another run.
 func TestRunSummaryFromMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "connector", "gymgenaiconnector", "testdata", "expected_metrics.json"))
 	require.NoError(t, err)
 	var final bytes.Buffer
 	require.NoError(t, json.Compact(&final, b))
-	earlier := bytes.ReplaceAll(final.Bytes(), []byte(`"sum":947`), []byte(`"sum":100`))
+	earlier := bytes.ReplaceAll(final.Bytes(), []byte(`"sum":1277`), []byte(`"sum":100`))
 	other := bytes.ReplaceAll(final.Bytes(), []byte(`"run-1"`), []byte(`"run-2"`))
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "otel-metrics.jsonl"),
@@ -33,12 +33,12 @@ func TestRunSummaryFromMetrics(t *testing.T) {
 	var s runSummary
 	require.NoError(t, json.Unmarshal(get(t, h, "/api/runsummary?run=run-1").Body.Bytes(), &s))
 	assert.True(t, s.Available)
-	assert.Equal(t, float64(947), s.InputTokens)
-	assert.Equal(t, float64(143), s.OutputTokens)
-	assert.Equal(t, uint64(8), s.ModelCalls)
+	assert.Equal(t, float64(1277), s.InputTokens)
+	assert.Equal(t, float64(173), s.OutputTokens)
+	assert.Equal(t, uint64(10), s.ModelCalls)
 	assert.Equal(t, int64(1), s.Errors)
 	require.NotNil(t, s.LatencyMeanS)
-	assert.InDelta(t, (6+0.39+0.4)/8, *s.LatencyMeanS, 1e-9)
+	assert.InDelta(t, (7.228+0.388+0.396)/10, *s.LatencyMeanS, 1e-9)
 	require.NotNil(t, s.TTFTP95S)
 
 	var none runSummary

@@ -18,6 +18,17 @@ const MaxString = 256
 // MaxFinishReasons bounds the finish reasons kept of one response.
 const MaxFinishReasons = 16
 
+// MaxToolCalls bounds the tool calls kept of one response.
+const MaxToolCalls = 16
+
+// ToolCall is a tool the model asked for in its response: the responses
+// dialect's function_call output, the chat dialect's tool_calls, the
+// messages dialect's tool_use content.
+type ToolCall struct {
+	Name   string
+	CallID string // call_id, or id; "" when absent
+}
+
 // Line is what is read of one Gym capture line (one model exchange, as
 // Gym's model server appends it to <rollout_id>.capture.jsonl). Only these
 // fields are kept: the request and response bodies never are.
@@ -36,6 +47,7 @@ type Line struct {
 	InputTokens   *int64 // usage.input_tokens, else usage.prompt_tokens
 	OutputTokens  *int64 // usage.output_tokens, else usage.completion_tokens
 	FinishReasons []string
+	ToolCalls     []ToolCall // at most MaxToolCalls
 }
 
 // Exchange is the line as Join sees it.
@@ -84,12 +96,20 @@ type rawResponse struct {
 	Model            jsonStr
 	Status           jsonStr
 	StopReason       jsonStr
-	IncompleteReason jsonStr   // incomplete_details.reason
-	FinishReasons    []jsonStr // choices[].finish_reason, the non-empty strings, at most MaxFinishReasons
-	InputTokens      jsonNum   // usage.input_tokens
-	OutputTokens     jsonNum   // usage.output_tokens
-	PromptTokens     jsonNum   // usage.prompt_tokens
-	CompletionTokens jsonNum   // usage.completion_tokens
+	IncompleteReason jsonStr       // incomplete_details.reason
+	FinishReasons    []jsonStr     // choices[].finish_reason, the non-empty strings, at most MaxFinishReasons
+	InputTokens      jsonNum       // usage.input_tokens
+	OutputTokens     jsonNum       // usage.output_tokens
+	PromptTokens     jsonNum       // usage.prompt_tokens
+	CompletionTokens jsonNum       // usage.completion_tokens
+	OutputCalls      []rawToolCall // output[] of type function_call, at most MaxToolCalls
+	ChoiceCalls      []rawToolCall // choices[].message.tool_calls[], at most MaxToolCalls
+	ContentCalls     []rawToolCall // content[] of type tool_use, at most MaxToolCalls
+}
+
+// rawToolCall is what is read of one tool call.
+type rawToolCall struct {
+	Name, ID jsonStr
 }
 
 // ParseLine reads one capture line. A line that is not a JSON object is
@@ -132,6 +152,13 @@ func (r *rawLine) line() Line {
 	for _, s := range []string{text(resp.StopReason), text(resp.IncompleteReason), text(resp.Status)} {
 		if len(l.FinishReasons) == 0 && s != "" {
 			l.FinishReasons = append(l.FinishReasons, s)
+		}
+	}
+	for _, calls := range [][]rawToolCall{resp.OutputCalls, resp.ChoiceCalls, resp.ContentCalls} {
+		for _, c := range calls {
+			if len(l.ToolCalls) < MaxToolCalls {
+				l.ToolCalls = append(l.ToolCalls, ToolCall{Name: text(c.Name), CallID: text(c.ID)})
+			}
 		}
 	}
 	return l

@@ -75,3 +75,72 @@ func TestCandidate(t *testing.T) {
 		}
 	}
 }
+
+func TestToolName(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://127.0.0.1:9003/get_weather":                 "get_weather",
+		"http://127.0.0.1:9003/ng-rollout/0-0/get_weather":  "get_weather",
+		"http://127.0.0.1:9003/ng-rollout/0-0/verify":       "",
+		"http://127.0.0.1:9003/seed_session":                "",
+		"http://127.0.0.1:9001/ng-rollout/0-0/v1/responses": "",
+		"http://127.0.0.1:9001/v1/chat/completions":         "",
+		"http://127.0.0.1:9003/":                            "",
+		"http://127.0.0.1:9003/%3Cscript%3E":                "",
+		"http://127.0.0.1:9003/search.v2?q=1":               "search.v2",
+		"::not a url":                                       "",
+	} {
+		if got := ToolName(Span{Kind: "CLIENT", URLFull: url}); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", url, got, want)
+		}
+	}
+	if got := ToolName(Span{Kind: "SERVER", URLFull: "http://h/get_weather"}); got != "" {
+		t.Errorf("a SERVER span calls no tool, got %q", got)
+	}
+	if got := ToolName(Span{Kind: "CLIENT", HTTPURL: "http://h/get_weather"}); got != "get_weather" {
+		t.Errorf("http.url: got %q", got)
+	}
+}
+
+func TestProvider(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://api.openai.com/v1/responses":                                            "openai",
+		"https://myres.openai.azure.com/openai/deployments/x/chat/completions":           "azure.ai.openai",
+		"https://api.anthropic.com:443/v1/messages":                                      "anthropic",
+		"https://bedrock-runtime.us-east-1.amazonaws.com/model/x/converse":               "aws.bedrock",
+		"https://s3.us-east-1.amazonaws.com/x":                                           "",
+		"https://us-central1-aiplatform.googleapis.com/v1/projects/p":                    "gcp.vertex_ai",
+		"https://generativelanguage.googleapis.com/v1beta/models/gemini:generateContent": "gcp.gemini",
+		"http://127.0.0.1:8000/v1/responses":                                             "",
+		"http://user@API.OPENAI.COM/v1/responses":                                        "openai",
+		"http://notapi.openai.com.evil.example/v1/responses":                             "",
+		"": "",
+	} {
+		if got := Provider(Span{URLFull: url}); got != want {
+			t.Errorf("Provider(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// plainPath reads what url.Parse reads of a URL's path.
+func TestPlainPath(t *testing.T) {
+	for _, u := range []string{
+		"http://127.0.0.1:9003/get_weather", "http://h/ng-rollout/0-0/get_weather?x=1#f", "http://h", "http://h?q", "http://h#f",
+		"https://user:pw@h:1/a/b/", "/a/b?c", "a/b", "http://h/a%2Fb", "http://h/a b", "mailto:x@y", "urn:a:b", "//h/p", "http:/p",
+		"http://[::1]:80/v1/x", "", "?q", "#f", "http://h/a#b?c", "HTTP://H/X",
+	} {
+		if got, want := plainPath(u), urlPath(u); got != want {
+			t.Errorf("plainPath(%q) = %q, url.Parse's path %q", u, got, want)
+		}
+	}
+}
+
+func FuzzPlainPath(f *testing.F) {
+	for _, u := range []string{"http://h/a", "http://h/a?b#c", "/p", "x:y", "//h/p"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		if got, want := plainPath(u), urlPath(u); got != want {
+			t.Fatalf("plainPath(%q) = %q, url.Parse's path %q", u, got, want)
+		}
+	})
+}

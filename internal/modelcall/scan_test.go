@@ -73,7 +73,35 @@ func viaEncodingJSON(line []byte) (rawLine, bool) {
 		if s := str(m, "finish_reason"); s.ok && s.v != "" && len(r.Response.FinishReasons) < MaxFinishReasons {
 			r.Response.FinishReasons = append(r.Response.FinishReasons, s)
 		}
+		calls, _ := obj(m, "message")["tool_calls"].([]any)
+		var kept []rawToolCall
+		for _, x := range calls {
+			tc, _ := x.(map[string]any)
+			if name := str(obj(tc, "function"), "name"); name.ok && name.v != "" && len(kept) < MaxToolCalls {
+				kept = append(kept, rawToolCall{Name: name, ID: str(tc, "id")})
+			}
+		}
+		for _, k := range kept {
+			if len(r.Response.ChoiceCalls) < MaxToolCalls {
+				r.Response.ChoiceCalls = append(r.Response.ChoiceCalls, k)
+			}
+		}
 	}
+	items := func(key, typ, idKey string) []rawToolCall {
+		var kept []rawToolCall
+		xs, _ := resp[key].([]any)
+		for _, x := range xs {
+			it, _ := x.(map[string]any)
+			if t := str(it, "type"); t.ok && t.v == typ {
+				if name := str(it, "name"); name.ok && name.v != "" && len(kept) < MaxToolCalls {
+					kept = append(kept, rawToolCall{Name: name, ID: str(it, idKey)})
+				}
+			}
+		}
+		return kept
+	}
+	r.Response.OutputCalls = items("output", "function_call", "call_id")
+	r.Response.ContentCalls = items("content", "tool_use", "id")
 	return r, true
 }
 
@@ -82,8 +110,15 @@ func scanned(line []byte) (rawLine, bool) {
 	if !scanLine(line, &r) {
 		return rawLine{}, false
 	}
-	if len(r.Response.FinishReasons) == 0 {
-		r.Response.FinishReasons = nil
+	for _, f := range []*[]jsonStr{&r.Response.FinishReasons} {
+		if len(*f) == 0 {
+			*f = nil
+		}
+	}
+	for _, f := range []*[]rawToolCall{&r.Response.OutputCalls, &r.Response.ChoiceCalls, &r.Response.ContentCalls} {
+		if len(*f) == 0 {
+			*f = nil
+		}
 	}
 	return r, true
 }
@@ -100,6 +135,9 @@ func seedLines(t testing.TB) [][]byte {
 		[]byte(`{"response":{"choices":[{"finish_reason":"stop"},1,{"finish_reason":""},{"finish_reason":"length","finish_reason":7}],"choices":[{"finish_reason":"b"}]}}`),
 		[]byte(`{"status_code":200.5e-1,"started_at":-0,"latency_ms":1e400,"completed_at":12345678901234567890}`),
 		[]byte(`{"response":{"usage":{"input_tokens":"3","prompt_tokens":4,"output_tokens":null}}}`),
+		[]byte(`{"response":{"output":[{"type":"function_call","name":"get_weather","call_id":"c1","name":"w2"},{"type":"message"},7,{"type":"function_call","name":""}],"output":[{"type":"function_call","name":"a","call_id":3}]}}`),
+		[]byte(`{"response":{"choices":[{"message":{"tool_calls":[{"id":"t1","function":{"name":"f"}},{"function":{"name":"g"},"function":{}}]},"message":{"tool_calls":[{"id":"t2","function":{"name":"h"}}]}},{"message":"x"}]}}`),
+		[]byte(`{"response":{"content":[{"type":"tool_use","id":"tu1","name":"search"},{"type":"text","name":"n"}],"choices":7}}`),
 		[]byte(` {"dialect":"responses"} ` + "\r"),
 		[]byte(`null`), []byte(`[1,2,3]`), []byte(`{"a":01}`), []byte(`{"a":1.}`), []byte(`{"a":"\x01"}`),
 		[]byte(`{"a":tru}`), []byte(`{"a":1,}`), []byte(`{} {}`), []byte(`{"a" 1}`), []byte(`{"a":"\q"}`),

@@ -12,8 +12,8 @@ import (
 )
 
 // operationNames maps Gym's capture dialects to gen_ai.operation.name; a
-// dialect not listed sets none (a capture's strings never become values
-// they were not checked against).
+// dialect not listed is taken as chat, which every model route is (a
+// capture's strings never become values they were not checked against).
 var operationNames = map[string]string{
 	"responses":   conventions.GenAIOperationNameChat.Value.AsString(),
 	"chat":        conventions.GenAIOperationNameChat.Value.AsString(),
@@ -21,21 +21,81 @@ var operationNames = map[string]string{
 	"completions": conventions.GenAIOperationNameTextCompletion.Value.AsString(),
 }
 
-// maxAnnotations is how many attributes annotate may add.
-const maxAnnotations = 11
+// maxAnnotations is how many attributes annotateCall may add.
+const maxAnnotations = 14
 
-// annotate puts on a model-call span the attributes its capture line gives
-// (design §4.7), and nothing else: never a body, every string bounded
+// lineless is gen_ai.operation.name of a call whose capture line never came
+// or names no dialect known here: every model route is one of the chat
+// dialects'.
+var lineless = conventions.GenAIOperationNameChat.Value.AsString()
+
+// annotatePart puts on a span of a model call that does not stand for it
+// (callspan.go) the call's id alone.
+func annotatePart(attrs pcommon.Map, l *modelcall.Line) {
+	if l.ModelCallID != "" {
+		attrs.PutStr(gymconv.ModelCallIDAttribute, l.ModelCallID)
+	}
+}
+
+// annotateLineless puts on the span that stands for a call whose capture
+// line never came what is known without it: the operation and the rollout
+// as the conversation.
+func annotateLineless(attrs pcommon.Map, rollout, provider string) {
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), lineless)
+	putConversation(attrs, rollout)
+	if provider != "" {
+		attrs.PutStr(string(conventions.GenAIProviderNameKey), provider)
+	}
+}
+
+// putConversation makes the rollout the GenAI conversation
+// (gen_ai.conversation.id) and the session (session.id: Langfuse groups
+// traces by it, Phoenix too when it is set).
+func putConversation(attrs pcommon.Map, rollout string) {
+	attrs.PutStr(string(conventions.GenAIConversationIDKey), rollout)
+	attrs.PutStr(string(conventions.SessionIDKey), rollout)
+}
+
+// annotateAgent makes the rollout's agent span invoke_agent, the rollout
+// the conversation.
+func annotateAgent(attrs pcommon.Map, agent, rollout string) {
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), conventions.GenAIOperationNameInvokeAgent.Value.AsString())
+	if agent != "" {
+		attrs.PutStr(string(conventions.GenAIAgentNameKey), agent)
+	}
+	putConversation(attrs, rollout)
+}
+
+// annotateTool makes a tool call execute_tool: the tool's name (from the
+// route) and the model's call id when the capture gave it.
+func annotateTool(attrs pcommon.Map, tool, callID, rollout string) {
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), conventions.GenAIOperationNameExecuteTool.Value.AsString())
+	attrs.PutStr(string(conventions.GenAIToolNameKey), tool)
+	if callID != "" {
+		attrs.PutStr(string(conventions.GenAIToolCallIDKey), callID)
+	}
+	putConversation(attrs, rollout)
+}
+
+// annotateCall puts on the span that stands for a model call the attributes
+// its capture line gives (design §4.7), and the rollout as the GenAI
+// conversation, and nothing else: never a body, every string bounded
 // (modelcall.MaxString), an attribute whose value the line lacks is not set.
 // The values replace what the span had, so annotating twice changes nothing.
-func annotate(attrs pcommon.Map, l *modelcall.Line) {
+func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout, provider string) {
 	attrs.EnsureCapacity(attrs.Len() + maxAnnotations)
 	putString := func(k, v string) {
 		if v != "" {
 			attrs.PutStr(k, v)
 		}
 	}
-	putString(string(conventions.GenAIOperationNameKey), operationNames[l.Dialect])
+	op, ok := operationNames[l.Dialect]
+	if !ok {
+		op = lineless
+	}
+	attrs.PutStr(string(conventions.GenAIOperationNameKey), op)
+	putConversation(attrs, rollout)
+	putString(string(conventions.GenAIProviderNameKey), provider)
 	requestModel := l.RequestModel
 	if requestModel == "" {
 		requestModel = l.Model

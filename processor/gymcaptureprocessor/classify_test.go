@@ -60,7 +60,8 @@ func TestKindOfReadsAsGet(t *testing.T) {
 		span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 		service := []string{"nemo-gym/simple_agent", "nemo-gym/policy_model", ""}[rng.IntN(3)]
 		serverType := []string{"responses_api_agents", "responses_api_models", ""}[rng.IntN(3)]
-		got := types.kindOf(span, service, serverType)
+		var s modelcall.Span
+		got := types.kindOf(span, service, serverType, &s)
 		require.Equal(t, kindByGet(types, span, service, serverType), got, "case %d: %s, service %q, server type %q", i, doc, service, serverType)
 		kinds[got]++
 	}

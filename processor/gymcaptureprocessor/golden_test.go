@@ -31,28 +31,44 @@ type goldenCase struct {
 	adjust func(*Config)
 	// leaveAtOnce: every span leaves with its batch (no line to wait for).
 	leaveAtOnce bool
+	// waitsForCall: a span joined to its line waits capture_wait for a
+	// better span of its call (callspan.go) that never comes.
+	waitsForCall bool
+	// calls is how many model calls the input has: exactly one span of each
+	// carries the GenAI operation; tools how many tool calls.
+	calls, tools int
 	// joined, missed: model-call spans given their line, and left without.
 	joined, missed int64
 	lines          map[string]int64 // capture lines by result
 }
 
 var goldenCases = map[string]goldenCase{
-	"capture_before_span": {leaveAtOnce: true, joined: 3, lines: map[string]int64{"kept": 1}},
+	// gym.model.* stands for the call; the SERVER and CLIENT spans get its id.
+	"capture_before_span": {leaveAtOnce: true, calls: 1, joined: 3, lines: map[string]int64{"kept": 1}},
 	// The file exists (empty) when the spans come; the line is appended
 	// while they wait.
-	"capture_after_span_within_wait": {joined: 3, lines: map[string]int64{"kept": 1}},
-	// The rollout's capture file exists (empty) and the line never comes.
-	"capture_never":        {missed: 3},
-	"same_model_two_calls": {leaveAtOnce: true, joined: 6, lines: map[string]int64{"kept": 2}},
+	"capture_after_span_within_wait": {calls: 1, joined: 3, lines: map[string]int64{"kept": 1}},
+	// The rollout's capture file exists (empty) and the line never comes:
+	// gym.model.* stands for the call with what is known without it.
+	"capture_never":        {calls: 1, missed: 3},
+	"same_model_two_calls": {leaveAtOnce: true, calls: 2, joined: 6, lines: map[string]int64{"kept": 2}},
 	// Two attempts: each SERVER and gym.model.* span its own line; the
-	// agent's CLIENT span the attempt it covers most (the retry).
-	"retried_call": {leaveAtOnce: true, joined: 5, lines: map[string]int64{"kept": 2}},
+	// agent's CLIENT span the attempt it covers most (the retry). Each
+	// attempt's gym.model.* stands for it.
+	"retried_call": {leaveAtOnce: true, calls: 2, joined: 5, lines: map[string]int64{"kept": 2}},
 	// Malformed lines and an oversized one (max_line_bytes 8192) are
 	// skipped; the call whose line was oversized leaves without one.
 	"hostile_capture": {
 		adjust: func(c *Config) { c.MaxLineBytes = 8192 },
-		joined: 6, missed: 3, lines: map[string]int64{"kept": 2, "malformed": 3, "oversized": 1},
+		calls:  3, joined: 6, missed: 3, lines: map[string]int64{"kept": 2, "malformed": 3, "oversized": 1},
 	},
+	// The model server sends no spans: the agent's CLIENT spans are all a
+	// call has. Each waits capture_wait (its run's first) for a better span,
+	// then stands for its call.
+	"caller_side_only": {waitsForCall: true, calls: 2, joined: 2, lines: map[string]int64{"kept": 2}},
+	// The model asked for get_weather: the agent's call to that route is
+	// execute_tool with the call's id; its verify call is no tool.
+	"rollout_with_tool_call": {leaveAtOnce: true, calls: 1, tools: 1, joined: 3, lines: map[string]int64{"kept": 1}},
 }
 
 func TestGolden(t *testing.T) {
@@ -69,13 +85,13 @@ func TestGolden(t *testing.T) {
 				require.NoError(t, c.wait())
 				assert.Equal(t, spansIn, h.sink.SpanCount(), "every span leaves with its batch")
 			} else {
-				assert.Positive(t, h.waiting(), "model-call spans wait for their lines")
+				assert.Positive(t, h.waiting(), "model-call spans wait for their lines or their calls")
 				assert.Zero(t, h.sink.SpanCount(), "and their batch waits with them")
 			}
 			copyDir(t, filepath.Join(dir, "after"), h.dir)
 			h.clock.advance(h.p.cfg.PollInterval)
 			h.p.poll(context.Background(), false)
-			if gc.missed == 0 {
+			if gc.missed == 0 && !gc.waitsForCall {
 				require.NoError(t, c.wait())
 				assert.Equal(t, spansIn, h.sink.SpanCount(), "every line came within capture_wait")
 			}
@@ -93,6 +109,8 @@ func TestGolden(t *testing.T) {
 			}
 			out := canonical(h.sink.AllTraces())
 			onlyNamedAttributes(t, canonical([]ptrace.Traces{readTraces(t, filepath.Join(dir, "input.json"))}), out)
+			oneSpanPerCall(t, out, gc.calls)
+			rolloutInAgentTerms(t, out, gc.tools)
 			compareGolden(t, filepath.Join(dir, "expected.json"), out)
 		})
 	}
@@ -103,7 +121,80 @@ var namedAttributes = map[string]bool{
 	"gen_ai.operation.name": true, "gen_ai.request.model": true, "gen_ai.response.model": true,
 	"gen_ai.response.id": true, "gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true,
 	"gen_ai.response.finish_reasons": true, "error.type": true,
-	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true,
+	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true, "session.id": true,
+	"gen_ai.agent.name": true, "gen_ai.provider.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
+}
+
+// rolloutInAgentTerms checks that the rollout's gym.rollout span is
+// invoke_agent with the agent's name, and that tools spans are execute_tool,
+// each with the rollout as the conversation.
+func rolloutInAgentTerms(t *testing.T, out ptrace.Traces, tools int) {
+	t.Helper()
+	agents, toolSpans := 0, 0
+	for i := 0; i < out.ResourceSpans().Len(); i++ {
+		span := out.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+		attrs := span.Attributes()
+		op, _ := attrs.Get("gen_ai.operation.name")
+		rollout, _ := attrs.Get("nemo.gym.rollout.id")
+		conv, _ := attrs.Get("gen_ai.conversation.id")
+		switch op.Str() {
+		case "invoke_agent":
+			agents++
+			assert.Equal(t, "gym.rollout", span.Name())
+			name, _ := attrs.Get("gen_ai.agent.name")
+			assert.Equal(t, "simple_agent", name.Str())
+		case "execute_tool":
+			toolSpans++
+			name, _ := attrs.Get("gen_ai.tool.name")
+			assert.Equal(t, "get_weather", name.Str())
+		default:
+			continue
+		}
+		assert.Equal(t, rollout.Str(), conv.Str(), "the conversation is the rollout")
+	}
+	assert.Equal(t, 1, agents, "invoke_agent spans")
+	assert.Equal(t, tools, toolSpans, "execute_tool spans")
+}
+
+// oneSpanPerCall checks that calls spans carry the GenAI operation, each of
+// another call (model_call.id), with the rollout as the conversation; that
+// every other span of a call carries its id alone.
+func oneSpanPerCall(t *testing.T, out ptrace.Traces, calls int) {
+	t.Helper()
+	standing := map[string]int{}
+	ids := map[string]bool{}
+	n := 0
+	for i := 0; i < out.ResourceSpans().Len(); i++ {
+		attrs := out.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0).Attributes()
+		id, _ := attrs.Get("nemo.gym.model_call.id")
+		if id.Str() != "" {
+			ids[id.Str()] = true
+		}
+		op, ok := attrs.Get("gen_ai.operation.name")
+		if ok && op.Str() != "chat" {
+			continue // the rollout's agent and tool spans: rolloutInAgentTerms
+		}
+		if !ok {
+			for k := range attrs.All() {
+				assert.False(t, namedAttributes[k] && k != "nemo.gym.model_call.id", "%s on a span that does not stand for its call", k)
+			}
+			continue
+		}
+		n++
+		assert.Equal(t, "chat", op.Str())
+		rollout, _ := attrs.Get("nemo.gym.rollout.id")
+		conv, _ := attrs.Get("gen_ai.conversation.id")
+		assert.Equal(t, rollout.Str(), conv.Str(), "the conversation is the rollout")
+		session, _ := attrs.Get("session.id")
+		assert.Equal(t, rollout.Str(), session.Str(), "the session is the rollout")
+		if id.Str() != "" {
+			standing[id.Str()]++
+		}
+	}
+	assert.Equal(t, calls, n, "spans that carry the GenAI operation: one per model call")
+	for id := range ids {
+		assert.Equal(t, 1, standing[id], "spans that stand for call %s", id)
+	}
 }
 
 // onlyNamedAttributes checks that out is in with nothing but named

@@ -6,10 +6,6 @@ package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/proces
 import (
 	"context"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
 )
 
 // Holding (design §4.7, §4.5): a model-call span waits for its capture line
@@ -35,30 +31,42 @@ import (
 // writes the line right after the call, or never will (a span handed on
 // again after an outage, or released by the gym processor after settle).
 
-// waitingBatch is a ConsumeTraces call waiting for its spans' lines.
+// waitingBatch is a ConsumeTraces call waiting for its spans' lines (or
+// for better spans of their calls, callspan.go).
 type waitingBatch struct {
 	n     int            // its spans still waiting
 	spans []*waitingSpan // all it registered
-	done  chan struct{}  // closed when n drops to 0
+	done  chan struct{}  // closed when n drops to 0 once sealed
+	// sealed: ConsumeTraces went through the batch. Before that a span of
+	// it may leave (a better span later in the batch stood for its call)
+	// and another be held.
+	sealed bool
 }
 
-// hold registers span, in its batch b, to wait for its line until its
-// deadline; a span that ended more than capture_wait before now leaves as
-// it is, counted as a wait that ran out.
-func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, span ptrace.Span, now time.Time, b *waitingBatch, c *counts) {
-	if span.EndTimestamp().AsTime().Add(p.cfg.CaptureWait).Before(now) {
-		c.missed[missedWait]++
-		return
+// seal ends b's registration: from now on the last of its spans to leave
+// lets the caller go; with none waiting, the caller does not wait.
+func (b *waitingBatch) seal() {
+	b.sealed = true
+	if b.n == 0 {
+		b.done = nil
 	}
-	w := &waitingSpan{span: span, call: call(span), kind: kind, rollout: r, deadline: now.Add(p.cfg.CaptureWait), batch: b}
+}
+
+// hold registers a model-call span (what wants and the join made of it, in
+// span), in its batch b, to wait until capture_wait after now: for its line
+// (the caller puts it in its rollout's waiting spans) or for a better span
+// of its call (waitForCall). A span that ended more than capture_wait
+// before now is not held (consumeCall).
+func (p *captureProcessor) hold(span *waitingSpan, now time.Time, b *waitingBatch) *waitingSpan {
+	w := &waitingSpan{span: span.span, call: call(span.span), kind: span.kind, rollout: span.rollout, run: span.run,
+		provider: span.provider, deadline: now.Add(p.cfg.CaptureWait), batch: b}
 	w.queued = p.queue.PushBack(w)
-	r.waiting[kind] = append(r.waiting[kind], w)
-	r.nWaiting++
 	if b.done == nil {
 		b.done = make(chan struct{})
 	}
 	b.n++
 	b.spans = append(b.spans, w)
+	return w
 }
 
 // await blocks the caller of b until its spans have left (joined or let
@@ -92,18 +100,24 @@ func (p *captureProcessor) leave(w *waitingSpan) {
 	p.queue.Remove(w.queued)
 	w.queued = nil
 	if b := w.batch; b != nil {
-		if b.n--; b.n == 0 {
+		if b.n--; b.n == 0 && b.sealed {
 			close(b.done)
 		}
 	}
 }
 
-// release annotates the joined spans where they wait, in their batches.
+// release places the waiting spans that found their line, where they
+// wait: each leaves, or waits on for a better span of its call
+// (callspan.go).
 func (p *captureProcessor) release(out []joined, c *counts) {
 	for _, j := range out {
-		annotate(j.w.span.Attributes(), &j.l.line)
 		c.countJoined(j.how)
-		p.leave(j.w)
+		w := j.w
+		if p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, j.l, false) {
+			p.leave(w)
+		} else {
+			p.waitForCall(w, j.l)
+		}
 	}
 }
 
@@ -114,11 +128,27 @@ func (p *captureProcessor) expire(c *counts, due func(*waitingSpan) bool, reason
 	}
 }
 
-// let lets a waiting span go without its line, counted by reason.
+// let lets a waiting span go: one joined to its line stands for its call
+// unless a better span of it waits too (leaveCall); one without its line
+// leaves without it (leaveLineless), counted by reason.
 func (p *captureProcessor) let(w *waitingSpan, c *counts, reason int) {
+	if w.line != nil {
+		p.leaveCall(w)
+		return
+	}
 	w.rollout.remove(w)
+	p.leaveLineless(w, c, reason) // annotates: before leave lets the caller hand the batch on
 	p.leave(w)
+}
+
+// leaveLineless counts a model-call span that leaves without its line by
+// reason; it stands for its call when it is of the best kind its run has
+// (the call's other spans are not).
+func (p *captureProcessor) leaveLineless(w *waitingSpan, c *counts, reason int) {
 	c.missed[reason]++
+	if w.kind >= w.run.best {
+		annotateLineless(w.span.Attributes(), w.rollout.id, w.provider)
+	}
 }
 
 // dueBy says whether a waiting span's deadline is at or before now.

@@ -48,8 +48,13 @@ type captureProcessor struct {
 	files    openFiles
 	queue    *list.List // of *waitingSpan, by deadline
 	services serviceTypes
-	buf      []byte
-	lastLog  time.Time
+	runs     runTable
+	agents   agentServices
+	// providers is each model server's gen_ai.provider.name, told by the
+	// host its calls to its LLM go to.
+	providers providerTable
+	buf       []byte
+	lastLog   time.Time
 	// round counts the calls (batches, polls): a rollout's file is read
 	// once per round however many of its spans the round has; now is the
 	// round's time.
@@ -73,7 +78,7 @@ func newCaptureProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, clock: clk,
 		dirfd: -1, rollouts: map[string]*rolloutState{}, recent: list.New(), queue: list.New(),
 		files:    openFiles{lru: list.New(), max: cfg.MaxOpenFiles},
-		services: serviceTypes{}, buf: make([]byte, 256<<10),
+		services: serviceTypes{}, runs: runTable{}, agents: agentServices{}, providers: providerTable{}, buf: make([]byte, 256<<10),
 	}, nil
 }
 
@@ -128,28 +133,28 @@ func (p *captureProcessor) run() {
 // the next consumer's error is returned, and the caller keeps the spans.
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
+	var seen modelcall.Span
 	b := &waitingBatch{}
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
 	for _, rs := range td.ResourceSpans().All() {
-		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
-		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
+		res := rs.Resource().Attributes()
+		serverType := stringAttr(res, gymconv.ServerTypeAttribute)
+		service := gymconv.Service(res, p.cfg.ServiceAttributes)
+		run := stringAttr(res, gymconv.RunAttribute)
 		p.services.learn(service, serverType)
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				r, kind := p.wants(span, service, serverType, &c)
-				if r == nil || p.joinNow(r, kind, span, &c, &out) {
+				r, kind := p.wants(span, service, serverType, &seen, &c)
+				if r == nil {
+					if kind == modelcall.NotModelCall {
+						p.markRollout(span, &seen, res, &c)
+					}
 					continue
 				}
-				if !r.tail.exists {
-					// No capture file: Gym captures nothing for this
-					// rollout here (or not yet, which its export delay
-					// makes rare); nothing to wait for.
-					c.missed[missedNoFile]++
-					continue
-				}
-				p.hold(r, kind, span, now, b, &c)
+				w := waitingSpan{span: span, kind: kind, rollout: r, run: p.runs.seen(run, kind, p.round), provider: p.providers.of(kind, service, &seen)}
+				p.consumeCall(&w, now, b, &c, &out)
 			}
 		}
 	}
@@ -158,6 +163,7 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	for p.queue.Len() > p.cfg.MaxWaitingSpans {
 		p.let(p.queue.Front().Value.(*waitingSpan), &c, missedBound)
 	}
+	b.seal()
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
@@ -200,13 +206,48 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	p.tel.record(ctx, &c)
 }
 
+// consumeCall joins a model-call span of the batch (w: a waitingSpan not
+// yet waiting) to its line and places it (callspan.go); a span that finds
+// no line, or is to wait for a better span of its call, waits in the batch
+// (hold.go).
+func (p *captureProcessor) consumeCall(w *waitingSpan, now time.Time, b *waitingBatch, c *counts, out *[]joined) {
+	late := w.span.EndTimestamp().AsTime().Add(p.cfg.CaptureWait).Before(now)
+	if l := p.joinNow(w.rollout, w.kind, w.span, c, out); l != nil {
+		if !p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, l, late) {
+			p.waitForCall(p.hold(w, now, b), l)
+		}
+		return
+	}
+	switch {
+	case !w.rollout.tail.exists:
+		// No capture file: Gym captures nothing for this rollout here (or
+		// not yet, which its export delay makes rare); nothing to wait for.
+		c.missed[missedNoFile]++
+	case late:
+		// Ended capture_wait before it came (handed on again after an
+		// outage, or released after settle): its line came or never will.
+		p.leaveLineless(w, c, missedWait)
+	default:
+		w = p.hold(w, now, b)
+		w.rollout.waiting[w.kind] = append(w.rollout.waiting[w.kind], w)
+		w.rollout.nWaiting++
+	}
+}
+
 // wants is the rollout whose capture a span is to be joined with, and the
 // span's kind; nil for a span that is no model call, already joined (an
-// earlier gymcapture, a replay), or in no rollout that may name a file.
-func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, c *counts) (*rolloutState, modelcall.Kind) {
-	kind := p.services.kindOf(span, service, serverType)
+// earlier gymcapture, a replay), or in no rollout that may name a file. s
+// is what was read of the span.
+func (p *captureProcessor) wants(span ptrace.Span, service, serverType string, s *modelcall.Span, c *counts) (*rolloutState, modelcall.Kind) {
+	kind := p.services.kindOf(span, service, serverType, s)
 	if kind == modelcall.NotModelCall {
 		return nil, kind
+	}
+	switch kind {
+	case modelcall.Client:
+		p.agents.learn(service)
+	case modelcall.Upstream:
+		p.providers.learn(service, modelcall.Provider(*s))
 	}
 	if _, done := span.Attributes().Get(gymconv.ModelCallIDAttribute); done {
 		return nil, kind
@@ -245,9 +286,9 @@ func (p *captureProcessor) rollout(id string) *rolloutState {
 // joinNow joins span, still in its batch, to its capture line, after
 // reading what the file got since the last read; a span that finds no line
 // looks at the file's name again before it waits (the file may have been
-// replaced). The span is annotated in place (no copy); waiting spans the
-// new lines placed go to out.
-func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) bool {
+// replaced). It returns the line (nil: none); waiting spans the new lines
+// placed go to out.
+func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span ptrace.Span, c *counts, out *[]joined) *captureLine {
 	p.read(r, false, c)
 	sc := call(span)
 	l, how := r.joinOne(kind, sc, out)
@@ -255,12 +296,10 @@ func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span pt
 		p.read(r, true, c)
 		l, how = r.joinOne(kind, sc, out)
 	}
-	if l == nil {
-		return false
+	if l != nil {
+		c.countJoined(how)
 	}
-	annotate(span.Attributes(), &l.line)
-	c.countJoined(how)
-	return true
+	return l
 }
 
 // newRound starts a call's round and returns its time.

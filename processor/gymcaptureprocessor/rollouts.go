@@ -17,15 +17,26 @@ import (
 type captureLine struct {
 	line  modelcall.Line
 	taken [modelcall.Kinds]bool
+	// stood: a span stands for the call (callspan.go); parts are the spans
+	// joined to it that wait for a better one to.
+	stood bool
+	parts []*waitingSpan
+	// toolsTaken has bit i set when a tool span took the line's tool call
+	// i (rolloutspans.go; modelcall.MaxToolCalls fit).
+	toolsTaken uint16
 }
 
-// waitingSpan is a model-call span waiting for its capture line where it
-// lies, in its caller's batch (hold.go).
+// waitingSpan is a model-call span waiting where it lies, in its caller's
+// batch (hold.go): for its capture line, or (line set) joined to it, for a
+// better span of its call to stand for it (callspan.go).
 type waitingSpan struct {
 	span     ptrace.Span
 	call     modelcall.Call
 	kind     modelcall.Kind
 	rollout  *rolloutState
+	run      *runKinds
+	provider string // gen_ai.provider.name when known
+	line     *captureLine
 	deadline time.Time
 	queued   *list.Element // in the processor's queue, by deadline; nil once it left
 	batch    *waitingBatch
@@ -48,6 +59,9 @@ type rolloutState struct {
 	// open; lastRead is when it was last read.
 	opened   *list.Element
 	lastRead time.Time
+	// agentMarked: a span of the rollout is marked its agent span
+	// (rolloutspans.go).
+	agentMarked bool
 }
 
 // add keeps a line read from the file; past maxLines it is refused. The
@@ -137,7 +151,7 @@ func (r *rolloutState) keepWaiting(k modelcall.Kind, placed []bool) {
 // fallback: calls come one by one) and takes the joined spans out of
 // waiting.
 func (r *rolloutState) join(out []joined) []joined {
-	for k := range r.waiting {
+	for k := len(r.waiting) - 1; k >= 0; k-- { // the best kind first: it may stand for its call
 		ws := r.waiting[k]
 		if len(ws) == 0 {
 			continue

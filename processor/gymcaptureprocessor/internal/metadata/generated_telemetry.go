@@ -83,7 +83,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorGymcaptureSpansJoined, err = builder.meter.Int64Counter(
 		"otelcol_processor_gymcapture_spans_joined",
-		metric.WithDescription("Model-call spans given their capture line's attributes, by how they were joined. [Alpha]"),
+		metric.WithDescription("Model-call spans joined to their capture line, by how (the one that stands for the call gets its attributes, the others its id). [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
@@ -95,7 +95,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorGymcaptureWaitingSpans, err = builder.meter.Int64Gauge(
 		"otelcol_processor_gymcapture_waiting_spans",
-		metric.WithDescription("Model-call spans waiting for their capture line. [Alpha]"),
+		metric.WithDescription("Model-call spans waiting for their capture line, or for a better span of their call to stand for it. [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

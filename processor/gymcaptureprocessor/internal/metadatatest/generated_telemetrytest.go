@@ -72,7 +72,7 @@ func AssertEqualProcessorGymcaptureDownstreamFailedSpans(t *testing.T, tt *compo
 func AssertEqualProcessorGymcaptureSpansJoined(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gymcapture_spans_joined",
-		Description: "Model-call spans given their capture line's attributes, by how they were joined. [Alpha]",
+		Description: "Model-call spans joined to their capture line, by how (the one that stands for the call gets its attributes, the others its id). [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -104,7 +104,7 @@ func AssertEqualProcessorGymcaptureSpansMissed(t *testing.T, tt *componenttest.T
 func AssertEqualProcessorGymcaptureWaitingSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gymcapture_waiting_spans",
-		Description: "Model-call spans waiting for their capture line. [Alpha]",
+		Description: "Model-call spans waiting for their capture line, or for a better span of their call to stand for it. [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,

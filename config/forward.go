@@ -1,0 +1,175 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package config // import "github.com/otelcol-gym/otelcol-gym/config"
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Forwarding with one variable (design §6). Gym's processes read
+// OTEL_EXPORTER_OTLP_ENDPOINT and point it at this collector, so the
+// collector's own destination needs a name of its own: the same convention
+// under the distribution's prefix. When it is set, the embedded default
+// gets an overlay, a second --config after Standalone, that adds an
+// otlp_http exporter to every pipeline; unset, the command line, and so the
+// effective configuration, is what it was.
+const (
+	// ForwardEndpointEnv is the OTLP/HTTP base URL (the signal paths
+	// /v1/traces, /v1/metrics, /v1/logs are appended), as
+	// OTEL_EXPORTER_OTLP_ENDPOINT is for an SDK.
+	ForwardEndpointEnv = "OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT"
+	// ForwardTracesEndpointEnv, ForwardMetricsEndpointEnv and
+	// ForwardLogsEndpointEnv are one signal's full URL, as
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is: set alone, only that signal is
+	// forwarded (Phoenix, Langfuse and Jaeger take traces only); beside
+	// ForwardEndpointEnv, they replace its URL for their signal.
+	ForwardTracesEndpointEnv  = "OTELCOL_GYM_EXPORTER_OTLP_TRACES_ENDPOINT"
+	ForwardMetricsEndpointEnv = "OTELCOL_GYM_EXPORTER_OTLP_METRICS_ENDPOINT"
+	ForwardLogsEndpointEnv    = "OTELCOL_GYM_EXPORTER_OTLP_LOGS_ENDPOINT"
+	// ForwardHeadersEnv are the headers sent with every export, as
+	// OTEL_EXPORTER_OTLP_HEADERS: key=value pairs separated by commas, the
+	// values percent-encoded (e.g. Authorization=Basic%20...).
+	ForwardHeadersEnv = "OTELCOL_GYM_EXPORTER_OTLP_HEADERS"
+	// forwardHeaderEnv is the variable each header's value is passed in
+	// (the overlay is on the command line; a header may be a secret).
+	forwardHeaderEnv = "OTELCOL_GYM_EXPORTER_OTLP_HEADER_"
+
+	// ForwardExporter is the exporter the overlay adds.
+	ForwardExporter = "otlp_http/forward"
+)
+
+// forwardExporter is the exporter's configuration: retry with backoff for
+// up to 5 minutes of a backend's outage, and an in-memory queue bounded in
+// bytes, so that a slow or absent backend never holds up the pipelines that
+// write the capture dir.
+const forwardExporter = `
+retry_on_failure:
+  enabled: true
+  initial_interval: 1s
+  max_interval: 30s
+  max_elapsed_time: 5m
+sending_queue:
+  enabled: true
+  sizer: bytes
+  queue_size: 134217728
+  num_consumers: 4
+`
+
+// headerKey is a header name as HTTP allows it.
+var headerKey = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// forwardSignals are the signals forwarded, each with its own variable and
+// the exporter's key for its URL.
+var forwardSignals = []struct{ signal, env, key string }{
+	{"traces", ForwardTracesEndpointEnv, "traces_endpoint"},
+	{"metrics", ForwardMetricsEndpointEnv, "metrics_endpoint"},
+	{"logs", ForwardLogsEndpointEnv, "logs_endpoint"},
+}
+
+// ForwardingOverlay is the overlay that makes standalone (a configuration
+// with service.pipelines) send each pipeline's data to the endpoint the
+// variables lookup finds give its signal (ForwardEndpointEnv for every
+// signal, a signal's own variable for it), and the variables (name → value)
+// its headers are read from (ForwardHeadersEnv). Pipelines of a signal
+// without an endpoint are left as they are.
+func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (string, map[string]string, error) {
+	var doc struct {
+		Service struct {
+			Pipelines map[string]struct {
+				Exporters []string `yaml:"exporters"`
+			} `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal([]byte(standalone), &doc); err != nil {
+		return "", nil, fmt.Errorf("reading the pipelines to forward: %w", err)
+	}
+	var exp map[string]any
+	if err := yaml.Unmarshal([]byte(forwardExporter), &exp); err != nil {
+		return "", nil, err
+	}
+	headers, _ := lookup(ForwardHeadersEnv)
+	env, err := forwardHeaders(headers, exp)
+	if err != nil {
+		return "", nil, err
+	}
+	set := func(name string) bool { v, _ := lookup(name); return v != "" }
+	if set(ForwardEndpointEnv) {
+		exp["endpoint"] = "${env:" + ForwardEndpointEnv + "}"
+	}
+	forwarded := map[string]bool{}
+	for _, s := range forwardSignals {
+		if set(s.env) {
+			exp[s.key] = "${env:" + s.env + "}"
+		}
+		forwarded[s.signal] = set(s.env) || set(ForwardEndpointEnv)
+	}
+	pipelines := map[string]any{}
+	for name, p := range doc.Service.Pipelines {
+		if signal, _, _ := strings.Cut(name, "/"); forwarded[signal] {
+			pipelines[name] = map[string]any{"exporters": append(p.Exporters, ForwardExporter)}
+		}
+	}
+	overlay := map[string]any{
+		"exporters": map[string]any{ForwardExporter: exp},
+		"service":   map[string]any{"pipelines": pipelines},
+	}
+	b, err := yaml.Marshal(overlay)
+	return string(b), env, err
+}
+
+// forwardHeaders parses headers (OTEL_EXPORTER_OTLP_HEADERS's format) into
+// exp's headers, each value read from a variable of its own.
+func forwardHeaders(headers string, exp map[string]any) (map[string]string, error) {
+	if strings.TrimSpace(headers) == "" {
+		return nil, nil
+	}
+	env := map[string]string{}
+	hs := map[string]string{}
+	for _, pair := range strings.Split(headers, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !headerKey.MatchString(k) {
+			return nil, fmt.Errorf("%s: %q is not key=value with a header name as key", ForwardHeadersEnv, strings.TrimSpace(pair))
+		}
+		value, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: the value of %s is not percent-encoded: %w", ForwardHeadersEnv, k, err)
+		}
+		name := fmt.Sprintf("%s%d", forwardHeaderEnv, len(env))
+		env[name] = value
+		hs[k] = "${env:" + name + "}"
+	}
+	exp["headers"] = hs
+	return env, nil
+}
+
+// withForwarding appends the forwarding overlay to args (a command line that
+// runs the embedded default) when lookup finds an endpoint variable set, and
+// sets the headers' variables with setenv; args as they are otherwise.
+func withForwarding(args []string, standalone string, lookup func(string) (string, bool), setenv func(string, string) error) ([]string, error) {
+	on := false
+	for _, name := range []string{ForwardEndpointEnv, ForwardTracesEndpointEnv, ForwardMetricsEndpointEnv, ForwardLogsEndpointEnv} {
+		if v, _ := lookup(name); v != "" {
+			on = true
+		}
+	}
+	if !on {
+		return args, nil
+	}
+	overlay, env, err := ForwardingOverlay(standalone, lookup)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range env {
+		if err := setenv(k, v); err != nil {
+			return nil, err
+		}
+	}
+	return append(args, "--config=yaml:"+overlay), nil
+}

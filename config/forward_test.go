@@ -1,0 +1,123 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func lookupMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// Unset (or empty), the command line is the one without forwarding, byte
+// for byte: the effective configuration is Standalone's.
+func TestForwardingUnsetChangesNothing(t *testing.T) {
+	base := withDefault([]string{"otelcol-gym"}, Standalone)
+	for _, env := range []map[string]string{nil, {ForwardEndpointEnv: ""}, {ForwardHeadersEnv: "a=b"}} {
+		got, err := withForwarding(slices.Clone(base), Standalone, lookupMap(env), func(string, string) error {
+			t.Fatal("no variable is set")
+			return nil
+		})
+		if err != nil || !slices.Equal(got, base) {
+			t.Errorf("%v: got %q, %v; want %q", env, got, err, base)
+		}
+	}
+}
+
+// Set, an overlay adds the exporter to every pipeline of Standalone, after
+// its own exporters, and passes each header's value by a variable of its own.
+func TestForwardingOverlay(t *testing.T) {
+	set := map[string]string{}
+	args, err := withForwarding([]string{"otelcol-gym", "--config=yaml:S"}, Standalone,
+		lookupMap(map[string]string{ForwardEndpointEnv: "http://127.0.0.1:6006", ForwardHeadersEnv: "Authorization=Basic%20cGs6c2s=, x-team = gym "}),
+		func(k, v string) error { set[k] = v; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 3 || !strings.HasPrefix(args[2], "--config=yaml:") {
+		t.Fatalf("args %q", args)
+	}
+	var overlay, standalone struct {
+		Exporters map[string]struct {
+			Endpoint string            `yaml:"endpoint"`
+			Headers  map[string]string `yaml:"headers"`
+		} `yaml:"exporters"`
+		Service struct {
+			Pipelines map[string]struct {
+				Exporters []string `yaml:"exporters"`
+			} `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(args[2], "--config=yaml:")), &overlay); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(Standalone), &standalone); err != nil {
+		t.Fatal(err)
+	}
+	exp := overlay.Exporters[ForwardExporter]
+	if exp.Endpoint != "${env:"+ForwardEndpointEnv+"}" {
+		t.Errorf("endpoint %q", exp.Endpoint)
+	}
+	for k, ref := range exp.Headers {
+		name := strings.TrimSuffix(strings.TrimPrefix(ref, "${env:"), "}")
+		got := set[name]
+		want := map[string]string{"Authorization": "Basic cGs6c2s=", "x-team": "gym"}[k]
+		if got != want {
+			t.Errorf("header %s: %q from %s, want %q", k, got, name, want)
+		}
+	}
+	if len(exp.Headers) != 2 {
+		t.Errorf("headers %v", exp.Headers)
+	}
+	if len(standalone.Service.Pipelines) != 3 || len(overlay.Service.Pipelines) != 3 {
+		t.Fatalf("pipelines: standalone %v, overlay %v", standalone.Service.Pipelines, overlay.Service.Pipelines)
+	}
+	for name, p := range standalone.Service.Pipelines {
+		want := append(slices.Clone(p.Exporters), ForwardExporter)
+		if got := overlay.Service.Pipelines[name].Exporters; !slices.Equal(got, want) {
+			t.Errorf("pipeline %s: exporters %q, want %q", name, got, want)
+		}
+	}
+}
+
+// A signal's own variable alone forwards that signal alone, to its URL.
+func TestForwardingOneSignal(t *testing.T) {
+	args, err := withForwarding([]string{"otelcol-gym"}, Standalone,
+		lookupMap(map[string]string{ForwardTracesEndpointEnv: "http://127.0.0.1:6006/v1/traces"}),
+		func(string, string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overlay struct {
+		Exporters map[string]map[string]any `yaml:"exporters"`
+		Service   struct {
+			Pipelines map[string]any `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(args[1], "--config=yaml:")), &overlay); err != nil {
+		t.Fatal(err)
+	}
+	exp := overlay.Exporters[ForwardExporter]
+	if exp["traces_endpoint"] != "${env:"+ForwardTracesEndpointEnv+"}" || exp["endpoint"] != nil {
+		t.Errorf("exporter %v", exp)
+	}
+	if len(overlay.Service.Pipelines) != 1 || overlay.Service.Pipelines["traces"] == nil {
+		t.Errorf("pipelines %v", overlay.Service.Pipelines)
+	}
+}
+
+func TestForwardingHeadersRefused(t *testing.T) {
+	for _, h := range []string{"novalue", "bad key=v", "k=%zz"} {
+		_, err := withForwarding([]string{"x"}, Standalone, lookupMap(map[string]string{ForwardEndpointEnv: "http://h", ForwardHeadersEnv: h}),
+			func(string, string) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), ForwardHeadersEnv) {
+			t.Errorf("%q: %v", h, err)
+		}
+	}
+}

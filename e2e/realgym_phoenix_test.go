@@ -1,0 +1,217 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-gym/otelcol-gym/config"
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// Issue #36: the real-Gym runs also go to a real Arize Phoenix (installed
+// from the package index by e2e/phoenix/setup-venv.sh, named in
+// OTELCOL_GYM_PHOENIX_VENV by `make test-realgym`), on loopback with SQLite,
+// through the forwarding overlay the embedded default gets from
+// OTELCOL_GYM_EXPORTER_OTLP_TRACES_ENDPOINT (config.ForwardingOverlay, added
+// to the run's collector config; Phoenix takes traces only). Phoenix then shows one LLM span per captured model
+// call, the captures' token sums, one session per rollout holding its one
+// trace, an AGENT span per rollout and a TOOL span per tool call the model
+// asked for. Without the variable the runs go on without Phoenix.
+
+const phoenixVenvEnv = "OTELCOL_GYM_PHOENIX_VENV"
+
+// phoenix is one `phoenix serve` of a run.
+type phoenix struct {
+	url  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// phoenixForwarding starts Phoenix for run when the venv is named, and
+// returns the collector's extra arguments (the forwarding overlay) and
+// environment (its endpoint).
+func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (args, env []string) {
+	venv := os.Getenv(phoenixVenvEnv)
+	if venv == "" || !run.live {
+		return nil, nil
+	}
+	port, grpcPort := freePort(t), freePort(t)
+	work := filepath.Join(run.dir, "phoenix")
+	require.NoError(t, os.MkdirAll(work, 0o750))
+	log, err := os.Create(filepath.Join(run.dir, "phoenix.log"))
+	require.NoError(t, err)
+	cmd := exec.Command(filepath.Join(venv, "bin", "phoenix"), "serve")
+	cmd.Env = append(os.Environ(), "PHOENIX_HOST=127.0.0.1", fmt.Sprintf("PHOENIX_PORT=%d", port),
+		fmt.Sprintf("PHOENIX_GRPC_PORT=%d", grpcPort), "PHOENIX_WORKING_DIR="+work,
+		"PHOENIX_TELEMETRY_ENABLED=false", "PHOENIX_ALLOW_EXTERNAL_RESOURCES=false")
+	cmd.Stdout, cmd.Stderr = log, log
+	require.NoError(t, cmd.Start())
+	p := &phoenix{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); log.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	pollUntil(t, 3*time.Minute, "Phoenix to answer", func() bool {
+		select {
+		case <-p.done:
+			b, _ := os.ReadFile(filepath.Join(run.dir, "phoenix.log"))
+			t.Fatalf("phoenix serve exited:\n%s", b)
+		default:
+		}
+		resp, err := http.Get(p.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	run.phoenix = p
+	// Phoenix takes traces only: the traces' own variable, as a user sets it.
+	endpoint := p.url + "/v1/traces"
+	overlay, _, err := config.ForwardingOverlay(collectorConfig, func(name string) (string, bool) {
+		if name == config.ForwardTracesEndpointEnv {
+			return endpoint, true
+		}
+		return "", false
+	})
+	require.NoError(t, err)
+	// The recording pipeline holds the requests as they came, before gym:
+	// Phoenix gets what a backend gets.
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(overlay), &doc))
+	delete(doc["service"].(map[string]any)["pipelines"].(map[string]any), "traces/record")
+	b, err := yaml.Marshal(doc)
+	require.NoError(t, err)
+	return []string{"--config", writeFile(t, run.dir, "forward.yaml", string(b))},
+		[]string{fmt.Sprintf("%s=%s", config.ForwardTracesEndpointEnv, endpoint)}
+}
+
+// phoenixSpan and phoenixSession are what the checks read of Phoenix's REST
+// API (/v1/projects/default/spans and /sessions).
+type phoenixSpan struct {
+	Name     string `json:"name"`
+	SpanKind string `json:"span_kind"`
+	Context  struct {
+		TraceID string `json:"trace_id"`
+	} `json:"context"`
+}
+
+type phoenixSession struct {
+	SessionID        string `json:"session_id"`
+	TokenCountPrompt int64  `json:"token_count_prompt"`
+	TokenCountCompl  int64  `json:"token_count_completion"`
+	Traces           []struct {
+		TraceID string `json:"trace_id"`
+	} `json:"traces"`
+}
+
+// phoenixAll reads every page of a Phoenix list.
+func phoenixAll[T any](t *testing.T, base, path string) []T {
+	var all []T
+	cursor := ""
+	for {
+		q := url.Values{"limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		resp, err := http.Get(base + path + "?" + q.Encode())
+		require.NoError(t, err)
+		var page struct {
+			Data       []T     `json:"data"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		require.NoError(t, err, "%s: %s", path, resp.Status)
+		all = append(all, page.Data...)
+		if page.NextCursor == nil || *page.NextCursor == "" {
+			return all
+		}
+		cursor = *page.NextCursor
+	}
+}
+
+// checkPhoenix compares what Phoenix shows of the run with Gym's capture
+// files and output rows.
+func checkPhoenix(t *testing.T, run *realGymRun) {
+	t.Helper()
+	if run.phoenix == nil {
+		return
+	}
+	var calls, tools int
+	var wantIn, wantOut int64
+	for _, r := range run.rollouts {
+		path := filepath.Join(run.captureDir, r+".capture.jsonl")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		eachFileLine(t, path, func(b []byte) {
+			l, ok := modelcall.ParseLine(b)
+			require.True(t, ok)
+			calls++
+			tools += len(l.ToolCalls)
+			if l.InputTokens != nil {
+				wantIn += *l.InputTokens
+			}
+			if l.OutputTokens != nil {
+				wantOut += *l.OutputTokens
+			}
+		})
+	}
+	require.Positive(t, calls)
+	var spans []phoenixSpan
+	// Phoenix ingests in the background: the collector has stopped, its
+	// exporter has sent every span the run's files hold.
+	pollUntil(t, 2*time.Minute, fmt.Sprintf("Phoenix to hold the run's %d spans", len(run.combined)), func() bool {
+		spans = phoenixAll[phoenixSpan](t, run.phoenix.url, "/v1/projects/default/spans")
+		return len(spans) >= len(run.combined)
+	})
+	assert.Len(t, spans, len(run.combined), "every span once")
+	kinds := map[string]int{}
+	traces := map[string]bool{}
+	for _, s := range spans {
+		kinds[s.SpanKind]++
+		traces[s.Context.TraceID] = true
+	}
+	t.Logf("Phoenix: %d spans by kind %v in %d traces; captures: %d calls, %d tool calls, tokens in %d out %d",
+		len(spans), kinds, len(traces), calls, tools, wantIn, wantOut)
+	assert.Equal(t, calls, kinds["LLM"], "LLM spans: one per captured model call")
+	assert.Equal(t, len(run.rollouts), kinds["AGENT"], "AGENT spans: one per rollout")
+	assert.Equal(t, tools, kinds["TOOL"], "TOOL spans: one per tool call the model asked for")
+
+	sessions := phoenixAll[phoenixSession](t, run.phoenix.url, "/v1/projects/default/sessions")
+	var ids []string
+	var gotIn, gotOut int64
+	for _, s := range sessions {
+		ids = append(ids, s.SessionID)
+		assert.Len(t, s.Traces, 1, "session %s holds its rollout's one trace", s.SessionID)
+		gotIn += s.TokenCountPrompt
+		gotOut += s.TokenCountCompl
+	}
+	sort.Strings(ids)
+	assert.Equal(t, run.rollouts, ids, "one session per rollout")
+	assert.Equal(t, wantIn, gotIn, "input tokens: Phoenix's sessions vs the captures")
+	assert.Equal(t, wantOut, gotOut, "output tokens: Phoenix's sessions vs the captures")
+}

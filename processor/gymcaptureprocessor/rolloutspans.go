@@ -1,0 +1,118 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// A rollout in the GenAI agent conventions (design §4.7): its agent span
+// is invoke_agent, each call of a tool the model asked for is execute_tool,
+// and the rollout is the conversation. Nothing here waits.
+//
+// The agent span is gym.rollout, else the agent server's POST /run SERVER
+// span (an agent: nemo.gym.server.type responses_api_agents, or, for
+// senders without it, a service seen making model calls; an environment
+// server's /run above it is none). The first of them to come is marked, once
+// per rollout: gym.rollout leaves the gym processor as it arrives (it has
+// the rollout id), POST /run a settle later (its rollout is found upward),
+// and a child ends, and is exported, before its parent.
+//
+// A tool call is the agent's CLIENT span to a route (modelcall.ToolName)
+// that names a tool the model asked for in the rollout's capture lines (a
+// function call not yet taken, in the order the lines were written, which
+// gives gen_ai.tool.call.id), or, without such a call, whose callee is a
+// resources server.
+
+// agentServices are the services seen making model calls: the agents, for
+// senders without nemo.gym.server.type.
+type agentServices map[string]bool
+
+func (a agentServices) learn(service string) {
+	if service != "" && !a[service] && len(a) < maxServices {
+		a[service] = true
+	}
+}
+
+// markRollout marks span, which is no model call, when it is its rollout's
+// agent span or a tool call.
+func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res pcommon.Map, c *counts) {
+	switch span.Kind() {
+	case ptrace.SpanKindClient:
+		p.markTool(span, s, c)
+		return
+	case ptrace.SpanKindServer:
+		agent := s.ServerType == gymconv.ServerTypeAgent || (s.ServerType == "" && p.agents[s.Service])
+		if !agent || !strings.HasSuffix(s.Name, " /run") {
+			return
+		}
+	default:
+		if s.Name != gymconv.RolloutSpanName {
+			return
+		}
+	}
+	attrs := span.Attributes()
+	r := p.rolloutOf(attrs)
+	if r == nil || r.agentMarked {
+		return
+	}
+	r.agentMarked = true
+	name := stringAttr(attrs, gymconv.ServerNameAttribute)
+	if name == "" {
+		name = stringAttr(res, gymconv.ServerNameAttribute)
+	}
+	if name == "" {
+		name = s.Service[strings.LastIndexByte(s.Service, '/')+1:]
+	}
+	annotateAgent(attrs, modelcall.Bound(name), r.id)
+}
+
+// rolloutOf is the state of the rollout a span's attributes name; nil when
+// they name none that may name a file.
+func (p *captureProcessor) rolloutOf(attrs pcommon.Map) *rolloutState {
+	if id := stringAttr(attrs, p.cfg.RolloutAttribute); gymconv.SafeFileID(id) {
+		return p.rollout(id)
+	}
+	return nil
+}
+
+// markTool marks a CLIENT span that calls a tool.
+func (p *captureProcessor) markTool(span ptrace.Span, s *modelcall.Span, c *counts) {
+	name := modelcall.ToolName(*s)
+	if name == "" {
+		return
+	}
+	attrs := span.Attributes()
+	r := p.rolloutOf(attrs)
+	if r == nil {
+		return
+	}
+	p.read(r, false, c)
+	callID, asked := r.takeToolCall(name)
+	if !asked && p.services[s.PeerService] != gymconv.ServerTypeResources {
+		return
+	}
+	annotateTool(attrs, name, callID, r.id)
+}
+
+// takeToolCall takes the first function call of the rollout's capture lines
+// named name that no tool span has taken: its call id, and whether there
+// was one.
+func (r *rolloutState) takeToolCall(name string) (string, bool) {
+	for _, l := range r.lines {
+		for i, tc := range l.line.ToolCalls {
+			if tc.Name == name && l.toolsTaken&(1<<i) == 0 {
+				l.toolsTaken |= 1 << i
+				return tc.CallID, true
+			}
+		}
+	}
+	return "", false
+}
