@@ -46,6 +46,15 @@ func (l *Limiter) Allow(key string, count int64) (int64, bool) {
 	return n, true
 }
 
+// Forget lets the next line about key through at once (a new episode of
+// what it is about), dropping the occurrences held back.
+func (l *Limiter) Forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last, key)
+	delete(l.held, key)
+}
+
 // Truncate bounds an untrusted string put in a log line to n bytes.
 func Truncate(s string, n int) string {
 	if len(s) > n {

@@ -34,6 +34,23 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
+// Forget starts a key over: its next line goes through at once, without
+// what was held back before.
+func TestForget(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := NewLimiter(time.Minute, func() time.Time { return now })
+	if _, ok := l.Allow("a", 1); !ok {
+		t.Fatal("the first line is let through")
+	}
+	if _, ok := l.Allow("a", 2); ok {
+		t.Fatal("the second, within the minute, is held back")
+	}
+	l.Forget("a")
+	if n, ok := l.Allow("a", 1); !ok || n != 1 {
+		t.Fatalf("after Forget: Allow = %d, %v; want 1, true", n, ok)
+	}
+}
+
 func TestTruncate(t *testing.T) {
 	for _, tc := range []struct {
 		s    string

@@ -290,8 +290,8 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 				locked += threadCPU() - t0
 				require.True(b, ok)
 				require.NoError(b, err)
-				_ = p.deliver(ctx, r, g)
-				p.delivered(ctx, seq, r)
+				settled := p.deliver(ctx, r, g, seq)
+				p.delivered(ctx, seq, r, settled)
 				f.release()
 			},
 			after: func() {
@@ -301,8 +301,8 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 					r, g, seq, ok := p.flushLocked(ctx)
 					locked += threadCPU() - t0
 					require.True(b, ok)
-					_ = p.deliver(ctx, r, g)
-					p.delivered(ctx, seq, r)
+					settled := p.deliver(ctx, r, g, seq)
+					p.delivered(ctx, seq, r, settled)
 				}
 			},
 			flush: func(b *testing.B) { require.NoError(b, p.Shutdown(context.Background())) },

@@ -130,18 +130,22 @@ func TestSetupProblemsAreCounted(t *testing.T) {
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "server_without_parent"))
 }
 
-func TestDownstreamErrorsAreReturnedLoggedAndCounted(t *testing.T) {
+// A refusal of the next consumer is not the sender's: the batch is taken,
+// the refused spans are held for redelivery (redeliver_test.go) and
+// counted, and timer-driven releases join them.
+func TestDownstreamRefusalsAreHeldAndCounted(t *testing.T) {
 	cfg := testConfig()
 	failing := consumertest.NewErr(errors.New("disk full"))
 	h := newHarnessWithNext(t, cfg, failing)
 	td := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
-	err := h.p.ConsumeTraces(context.Background(), td)
-	require.ErrorContains(t, err, "disk full")
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), td))
 	emittedAtOnce := int64(40 - h.pending())
 	assert.Equal(t, emittedAtOnce, h.metricSum(metricDownstreamFailed))
-	// Timer-driven releases that fail are counted too.
+	assert.Equal(t, emittedAtOnce, h.p.red.spans.Load())
+	// Timer-driven releases join the queue; the retry's refusal is counted.
 	h.tickAt(cfg.Settle)
-	assert.Equal(t, int64(40), h.metricSum(metricDownstreamFailed))
+	assert.Equal(t, int64(40), h.p.red.spans.Load())
+	assert.Equal(t, 2*emittedAtOnce, h.metricSum(metricDownstreamFailed))
 }
 
 func TestConcurrentConsumeTraces(t *testing.T) {

@@ -83,6 +83,9 @@ func (p *gymProcessor) startStorage(ctx context.Context, host component.Host) er
 // collector stopped.
 func (p *gymProcessor) recover(ctx context.Context) error {
 	jr := p.jr
+	// First what was refused before the stop: the replay keeps what is
+	// refused again behind it, under new keys of the held range.
+	p.loadHeld(ctx)
 	lj, err := jr.load(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
@@ -129,9 +132,9 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 		p.mu.Lock()
 		p.inflight++
 		p.mu.Unlock()
-		_ = p.deliver(ctx, r, gauges{spans: int64(len(eng.heap)), bytes: eng.pendingBytes, index: int64(eng.idx.len())})
+		settled := p.deliver(ctx, r, gauges{spans: int64(len(eng.heap)), bytes: eng.pendingBytes, index: int64(eng.idx.len())}, rec.seq)
 		redelivered += r.emitted
-		p.delivered(ctx, rec.seq, r)
+		p.delivered(ctx, rec.seq, r, settled)
 	}
 	p.mu.Lock()
 	p.eng = eng
@@ -208,11 +211,13 @@ func (p *gymProcessor) endTurnLocked(seq uint64) {
 // no mark: its replay hands on nothing either), recycles it, and lets a
 // waiting checkpoint go on. The mark is written with the next record: a
 // kill before it hands the round on again after the restart (counted), and
-// gymspans drops what it already wrote.
-func (p *gymProcessor) delivered(_ context.Context, seq uint64, r *round) {
+// gymspans drops what it already wrote. A round that is not settled (the
+// next consumer refused part of it and the storage could not keep that
+// part) is marked once the part is delivered or kept (redeliver.go).
+func (p *gymProcessor) delivered(_ context.Context, seq uint64, r *round, settled bool) {
 	emitted := r.emitted
 	r.recycle()
-	if p.jr != nil && emitted > 0 {
+	if p.jr != nil && emitted > 0 && settled {
 		p.jr.mark(seq)
 	}
 	p.mu.Lock()
@@ -235,7 +240,9 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 	p.mu.Lock()
 	written := jr.bytes.Load()
 	now := p.clock.Now()
-	if p.shutdown || written == 0 ||
+	// A round whose refused output is only in memory (redeliver.go) must
+	// stay replayable: no checkpoint may cover it.
+	if p.shutdown || written == 0 || p.red.hasDebts() ||
 		(written < max(checkpointBytes, checkpointsPerState*jr.checkpointSize) && now.Sub(jr.lastCheckpoint) < checkpointEvery) {
 		p.mu.Unlock()
 		return
@@ -276,4 +283,37 @@ func (p *gymProcessor) closeStorage(ctx context.Context, allDelivered bool) erro
 		err = jr.reset(ctx)
 	}
 	return errors.Join(err, jr.client.Close(ctx))
+}
+
+// loadHeld queues what the held range kept of the batches the next consumer
+// refused before the collector stopped (the first tick hands them on), and
+// reads the range's header, which every later write extends.
+func (p *gymProcessor) loadHeld(ctx context.Context) {
+	bs, bad, err := p.jr.loadHeld(ctx)
+	if err != nil {
+		p.logger.Error("gym processor: the spans it held for redelivery cannot be read from its storage; they stay there",
+			zap.String("storage", p.cfg.Storage.String()), zap.Error(err))
+		p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
+		return
+	}
+	if bad != nil {
+		p.logger.Error("gym processor: a batch it held for redelivery is corrupt in its storage and is dropped",
+			zap.String("storage", p.cfg.Storage.String()), zap.Error(bad))
+		p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
+	}
+	if len(bs) == 0 {
+		return
+	}
+	rd := p.red
+	rd.mu.Lock()
+	for _, b := range bs {
+		rd.queue = append(rd.queue, b)
+		rd.spans.Add(b.spans)
+		rd.bytes.Add(b.bytes)
+	}
+	n := rd.spans.Load()
+	rd.mu.Unlock()
+	p.tel.ProcessorGymRedeliverySpans.Record(ctx, n)
+	p.logger.Info("gym processor: recovered from its storage the spans the next consumer had refused; they are handed on again",
+		zap.Int64("spans", n))
 }

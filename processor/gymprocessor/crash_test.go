@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -40,8 +41,10 @@ type memStorage struct {
 	component.ShutdownFunc
 	mu   sync.Mutex
 	keys map[string][]byte
-	// failSets, when set, makes every Set and Batch with a Set fail.
-	failSets bool
+	// failSets, when set, makes every Set and Batch with a Set fail;
+	// failPrefix, every Set and Batch with a Set of a key it begins.
+	failSets   bool
+	failPrefix string
 	// recordBatches counts the transactions that wrote records; gate, when
 	// set, holds each of them: it sends on gate as it begins, and again
 	// before it goes on (outside mu).
@@ -84,11 +87,9 @@ func (c memClient) Batch(_ context.Context, ops ...*storage.Operation) error {
 	if records {
 		c.m.recordBatches++
 	}
-	if c.m.failSets {
-		for _, op := range ops {
-			if op.Type == storage.Set {
-				return errors.New("disk full")
-			}
+	for _, op := range ops {
+		if op.Type == storage.Set && (c.m.failSets || (c.m.failPrefix != "" && strings.HasPrefix(op.Key, c.m.failPrefix))) {
+			return errors.New("disk full")
 		}
 	}
 	for _, op := range ops {
@@ -155,14 +156,19 @@ type crashHarness struct {
 	store  *memStorage
 	clock  *fakeClock
 	sink   *consumertest.TracesSink
+	next   consumer.Traces // when set, the processor's next instead of sink
 	logger *zap.Logger
 	tel    *componenttest.Telemetry // of the processor started last
 	p      *gymProcessor
 }
 
 func newCrashHarness(t tb, cfg *Config) *crashHarness {
+	return newCrashHarnessWithNext(t, cfg, nil)
+}
+
+func newCrashHarnessWithNext(t tb, cfg *Config, next consumer.Traces) *crashHarness {
 	cfg.Storage = &storageID
-	h := &crashHarness{t: t, cfg: cfg, store: newMemStorage(), clock: newFakeClock(), sink: new(consumertest.TracesSink), logger: zap.NewNop()}
+	h := &crashHarness{t: t, cfg: cfg, store: newMemStorage(), clock: newFakeClock(), sink: new(consumertest.TracesSink), next: next, logger: zap.NewNop()}
 	h.start()
 	return h
 }
@@ -174,7 +180,11 @@ func (h *crashHarness) start() {
 	h.t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.Logger = h.logger
-	p, err := newGymProcessorWithClock(set, h.cfg, h.sink, h.clock)
+	next := consumer.Traces(h.sink)
+	if h.next != nil {
+		next = h.next
+	}
+	p, err := newGymProcessorWithClock(set, h.cfg, next, h.clock)
 	require.NoError(h.t, err)
 	// The harness runs the timer's steps itself (tick, checkpointIfDue):
 	// Start's goroutine reads the fake clock's channel, never fed here.

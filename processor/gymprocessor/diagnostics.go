@@ -36,17 +36,15 @@ var problemHelp = [numProblems]string{
 // downstream failures, with the counts seen since the last line.
 type diagnostics struct {
 	logger *zap.Logger
-	limit  *boundedlog.Limiter // keys: problemNames, and the two below
+	limit  *boundedlog.Limiter // keys: problemNames, and logStorageFailed
+	held   *boundedlog.Limiter // the redelivery lines (redeliver_log.go)
 }
 
-// Keys of the log lines that are not about a setup problem.
-const (
-	logDownstreamFailed = "downstream_failed"
-	logStorageFailed    = "storage_failed"
-)
+// Key of the log line about the storage.
+const logStorageFailed = "storage_failed"
 
 func newDiagnostics(logger *zap.Logger, clk clock) *diagnostics {
-	return &diagnostics{logger: logger, limit: boundedlog.NewLimiter(logEvery, clk.Now)}
+	return &diagnostics{logger: logger, limit: boundedlog.NewLimiter(logEvery, clk.Now), held: boundedlog.NewLimiter(heldLogEvery, clk.Now)}
 }
 
 func (d *diagnostics) report(r *round) {
@@ -64,17 +62,10 @@ func (d *diagnostics) report(r *round) {
 	}
 }
 
-func (d *diagnostics) downstreamFailed(spans int64, err error) {
-	if n, ok := d.limit.Allow(logDownstreamFailed, spans); ok {
-		d.logger.Warn("next consumer refused spans; they are not retried by the gym processor",
-			zap.Int64("spans", n), zap.Error(err))
-	}
-}
-
 // storageFailed logs, rate-limited, a failure of the storage extension.
 func (d *diagnostics) storageFailed(err error) {
 	if n, ok := d.limit.Allow(logStorageFailed, 1); ok {
-		d.logger.Error("gym processor: its storage failed; a batch it could not record is refused (the sender retries it), a tick is postponed",
+		d.logger.Error("gym processor: its storage failed; a batch it could not record is refused (the sender retries it), a tick is postponed, spans refused by the next consumer are held in memory",
 			zap.Int64("count", n), zap.Error(err))
 	}
 }

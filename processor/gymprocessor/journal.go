@@ -214,6 +214,10 @@ type journal struct {
 	// checkpointSize its bytes.
 	lastCheckpoint time.Time
 	checkpointSize int64
+	// held is the held range's header (journal_held.go), under metaMu;
+	// heldRead, that it was read at start (only then may it be written).
+	held     heldRange
+	heldRead bool
 }
 
 // loadedJournal is what the journal held at start.

@@ -97,6 +97,7 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 	t.ProcessorGymPendingBytes.Record(ctx, g.bytes)
 	t.ProcessorGymIndexEntries.Record(ctx, g.index)
 	t.ProcessorGymStorageBytes.Record(ctx, g.storage)
+	t.ProcessorGymRedeliverySpans.Record(ctx, g.refused)
 }
 
-type gauges struct{ spans, bytes, index, storage int64 }
+type gauges struct{ spans, bytes, index, storage, refused int64 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -56,6 +57,12 @@ type gymProcessor struct {
 	applied  uint64
 	idle     *sync.Cond // on mu: inflight dropped, quiesce ended, or a record was taken
 
+	// red holds what the next consumer refused (redeliver.go);
+	// pendingSpans and pendingBytes mirror the engine's held spans for
+	// its bound check, which takes no lock.
+	red                        *redelivery
+	pendingSpans, pendingBytes atomic.Int64
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -89,6 +96,7 @@ func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer
 		clock:  clk,
 		diag:   newDiagnostics(logger, clk),
 		eng:    eng,
+		red:    &redelivery{},
 	}
 	p.idle = sync.NewCond(&p.mu)
 	return p, nil
@@ -126,11 +134,13 @@ func (p *gymProcessor) run(ticks <-chan time.Time, stopTicker func(), stop <-cha
 	}
 }
 
-// tick releases what is due now.
+// tick hands on again what the next consumer refused, when its backoff has
+// passed, and releases what is due now.
 func (p *gymProcessor) tick(ctx context.Context) {
+	p.retryRefused(ctx, false)
 	if r, g, seq, ok := p.flushLocked(ctx); ok {
-		_ = p.deliver(ctx, r, g)
-		p.delivered(ctx, seq, r)
+		settled := p.deliver(ctx, r, g, seq)
+		p.delivered(ctx, seq, r, settled)
 	}
 }
 
@@ -157,7 +167,10 @@ func (p *gymProcessor) flushLocked(ctx context.Context) (*round, gauges, uint64,
 }
 
 // Shutdown stops the timer, takes every pending decision as if every
-// deadline had passed, and emits everything (design §4.5).
+// deadline had passed, and emits everything (design §4.5), with one more
+// attempt for what the next consumer refused before. What it still refuses
+// stays in the storage for the next start; without storage it is lost, and
+// the log says how much.
 func (p *gymProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	stop, done := p.stop, p.done
@@ -179,9 +192,11 @@ func (p *gymProcessor) Shutdown(ctx context.Context) error {
 	r := p.eng.flush(p.clock.Now().UnixNano(), true)
 	g := p.gaugesLocked()
 	p.mu.Unlock()
-	err := p.deliver(ctx, r, g)
+	settled := p.deliver(ctx, r, g, 0)
 	r.recycle()
-	if serr := p.closeStorage(ctx, err == nil); serr != nil {
+	p.retryRefused(ctx, true)
+	journalDone, err := p.refusedAtShutdown()
+	if serr := p.closeStorage(ctx, settled && journalDone); serr != nil {
 		err = errors.Join(err, fmt.Errorf("gym processor: %w", serr))
 	}
 	return err
@@ -192,9 +207,13 @@ func (p *gymProcessor) Capabilities() consumer.Capabilities {
 }
 
 // ConsumeTraces indexes td, emits at once every span whose rollout is known
-// (with whatever held spans they decide), and holds the rest. An error of
-// the next consumer is returned, logged and counted.
+// (with whatever held spans they decide), and holds the rest. What the next
+// consumer refuses is kept and handed on again (redeliver.go); while spans
+// wait for that, a batch is refused at the pending bounds (atBound).
 func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if err := p.atBound(ctx); err != nil {
+		return err // nothing of td was taken: the sender retries it
+	}
 	var rec []byte
 	if p.jr != nil {
 		// The batch as it arrived, for the journal (the engine rewrites td).
@@ -213,9 +232,9 @@ func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	if !ok {
 		return p.next.ConsumeTraces(ctx, td)
 	}
-	err = p.deliver(ctx, r, g)
-	p.delivered(ctx, seq, r)
-	return err
+	settled := p.deliver(ctx, r, g, seq)
+	p.delivered(ctx, seq, r, settled)
+	return nil
 }
 
 // consumeLocked is ConsumeTraces' critical section; ok is false after
@@ -249,12 +268,16 @@ func (p *gymProcessor) gaugesLocked() gauges {
 	if p.jr != nil {
 		g.storage = p.jr.checkpointSize + p.jr.bytes.Load()
 	}
+	p.pendingSpans.Store(g.spans)
+	p.pendingBytes.Store(g.bytes)
 	return g
 }
 
-// deliver sends a round's output on, records its metrics and logs its
-// diagnostics. It runs without the lock.
-func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
+// deliver sends a round's output on (handOn keeps what the next consumer
+// refuses), records its metrics and logs its diagnostics. It runs without
+// the lock, and reports whether the round (record seq) is settled: all of it
+// taken by the next consumer or in the journal's held range.
+func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges, seq uint64) bool {
 	r.applyEdits(p.cfg.RolloutAttribute)
 	r.assemble()
 	out := r.out
@@ -262,28 +285,13 @@ func (p *gymProcessor) deliver(ctx context.Context, r *round, g gauges) error {
 		out = promoteToResource(out, p.cfg.RolloutAttribute)
 	}
 	n := int64(out.SpanCount())
-	var errs []error
-	var failed int64
+	settled := true
 	if n > 0 {
-		// A large release goes on in bounded batches (see maxEmitSpans);
-		// each batch that fails is counted, and the others still go.
-		for _, b := range splitTraces(out, maxEmitSpans) {
-			k := int64(b.SpanCount())
-			if e := p.next.ConsumeTraces(ctx, b); e != nil {
-				failed += k
-				errs = append(errs, e)
-			}
-		}
-	}
-	var err error
-	if failed > 0 {
-		err = errors.Join(errs...)
-		p.tel.ProcessorGymDownstreamFailedSpans.Add(ctx, failed)
-		p.diag.downstreamFailed(failed, err)
-		err = fmt.Errorf("gym processor: next consumer refused %d of %d spans: %w", failed, n, err)
+		settled = p.handOn(ctx, out, seq)
 	}
 	r.emitted = n
+	g.refused = p.red.spans.Load()
 	p.tel.record(ctx, r, n, g)
 	p.diag.report(r)
-	return err
+	return settled
 }

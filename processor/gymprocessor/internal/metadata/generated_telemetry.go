@@ -27,6 +27,7 @@ type TelemetryBuilder struct {
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
 	ProcessorGymAttemptLinksMissed     metric.Int64Counter
+	ProcessorGymBatchesRefused         metric.Int64Counter
 	ProcessorGymDownstreamFailedSpans  metric.Int64Counter
 	ProcessorGymDuplicateSpans         metric.Int64Counter
 	ProcessorGymIndexEntries           metric.Int64Gauge
@@ -35,9 +36,11 @@ type TelemetryBuilder struct {
 	ProcessorGymPeerServiceSet         metric.Int64Counter
 	ProcessorGymPendingBytes           metric.Int64Gauge
 	ProcessorGymPendingSpans           metric.Int64Gauge
+	ProcessorGymRedeliverySpans        metric.Int64Gauge
 	ProcessorGymResentSpans            metric.Int64Counter
 	ProcessorGymRootsCut               metric.Int64Counter
 	ProcessorGymSetupProblems          metric.Int64Counter
+	ProcessorGymSpansDropped           metric.Int64Counter
 	ProcessorGymSpansEmitted           metric.Int64Counter
 	ProcessorGymSpansPassedThrough     metric.Int64Counter
 	ProcessorGymSpansPromoted          metric.Int64Counter
@@ -86,9 +89,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorGymBatchesRefused, err = builder.meter.Int64Counter(
+		"otelcol_processor_gym_batches_refused",
+		metric.WithDescription("Batches refused to the sender with a retryable error (it keeps and retries them): spans wait for redelivery, and with the spans held undecided they reached `max_pending_spans` or `max_pending_bytes` (design §4.5). [Alpha]"),
+		metric.WithUnit("{batch}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorGymDownstreamFailedSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_gym_downstream_failed_spans",
-		metric.WithDescription("Spans the next consumer refused (also logged at warn, rate-limited). [Alpha]"),
+		metric.WithDescription("Spans in deliveries the next consumer refused, each attempt counted: they are held for redelivery (`processor_gym_redelivery_spans`), or, refused with a permanent error, dropped (`processor_gym_spans_dropped`). [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
@@ -134,6 +143,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorGymRedeliverySpans, err = builder.meter.Int64Gauge(
+		"otelcol_processor_gym_redelivery_spans",
+		metric.WithDescription("Spans the next consumer refused (a full or read-only capture dir), held to be handed on again with backoff until it takes them; in the storage's held range when `storage` is set. They count against `max_pending_spans` and `max_pending_bytes` (design §4.5). [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorGymResentSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_gym_resent_spans",
 		metric.WithDescription("Unchanged copies of a span held undecided (a sender's retry); each leaves with the held span, as it is rewritten. [Alpha]"),
@@ -150,6 +165,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_gym_setup_problems",
 		metric.WithDescription("Setup problems seen, by problem (each also logged at warn, at most once a minute). [Alpha]"),
 		metric.WithUnit("{problem}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGymSpansDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_gym_spans_dropped",
+		metric.WithDescription("Spans the next consumer refused with a permanent error (it will never take them): dropped, not held for redelivery, and logged at error. [Alpha]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorGymSpansEmitted, err = builder.meter.Int64Counter(

@@ -37,10 +37,26 @@ func AssertEqualProcessorGymAttemptLinksMissed(t *testing.T, tt *componenttest.T
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorGymBatchesRefused(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_gym_batches_refused",
+		Description: "Batches refused to the sender with a retryable error (it keeps and retries them): spans wait for redelivery, and with the spans held undecided they reached `max_pending_spans` or `max_pending_bytes` (design §4.5). [Alpha]",
+		Unit:        "{batch}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_gym_batches_refused")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorGymDownstreamFailedSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gym_downstream_failed_spans",
-		Description: "Spans the next consumer refused (also logged at warn, rate-limited). [Alpha]",
+		Description: "Spans in deliveries the next consumer refused, each attempt counted: they are held for redelivery (`processor_gym_redelivery_spans`), or, refused with a permanent error, dropped (`processor_gym_spans_dropped`). [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -159,6 +175,20 @@ func AssertEqualProcessorGymPendingSpans(t *testing.T, tt *componenttest.Telemet
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorGymRedeliverySpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_gym_redelivery_spans",
+		Description: "Spans the next consumer refused (a full or read-only capture dir), held to be handed on again with backoff until it takes them; in the storage's held range when `storage` is set. They count against `max_pending_spans` and `max_pending_bytes` (design §4.5). [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_gym_redelivery_spans")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorGymResentSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gym_resent_spans",
@@ -203,6 +233,22 @@ func AssertEqualProcessorGymSetupProblems(t *testing.T, tt *componenttest.Teleme
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_gym_setup_problems")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorGymSpansDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_gym_spans_dropped",
+		Description: "Spans the next consumer refused with a permanent error (it will never take them): dropped, not held for redelivery, and logged at error. [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_gym_spans_dropped")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

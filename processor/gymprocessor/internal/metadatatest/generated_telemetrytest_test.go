@@ -20,6 +20,7 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ProcessorGymAttemptLinksMissed.Add(context.Background(), 1)
+	tb.ProcessorGymBatchesRefused.Add(context.Background(), 1)
 	tb.ProcessorGymDownstreamFailedSpans.Add(context.Background(), 1)
 	tb.ProcessorGymDuplicateSpans.Add(context.Background(), 1)
 	tb.ProcessorGymIndexEntries.Record(context.Background(), 1)
@@ -28,9 +29,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorGymPeerServiceSet.Add(context.Background(), 1)
 	tb.ProcessorGymPendingBytes.Record(context.Background(), 1)
 	tb.ProcessorGymPendingSpans.Record(context.Background(), 1)
+	tb.ProcessorGymRedeliverySpans.Record(context.Background(), 1)
 	tb.ProcessorGymResentSpans.Add(context.Background(), 1)
 	tb.ProcessorGymRootsCut.Add(context.Background(), 1)
 	tb.ProcessorGymSetupProblems.Add(context.Background(), 1)
+	tb.ProcessorGymSpansDropped.Add(context.Background(), 1)
 	tb.ProcessorGymSpansEmitted.Add(context.Background(), 1)
 	tb.ProcessorGymSpansPassedThrough.Add(context.Background(), 1)
 	tb.ProcessorGymSpansPromoted.Add(context.Background(), 1)
@@ -43,6 +46,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorGymStorageErrors.Add(context.Background(), 1)
 	tb.ProcessorGymSynthesisMissed.Add(context.Background(), 1)
 	AssertEqualProcessorGymAttemptLinksMissed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGymBatchesRefused(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymDownstreamFailedSpans(t, testTel,
@@ -69,6 +75,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorGymPendingSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGymRedeliverySpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymResentSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -76,6 +85,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymSetupProblems(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGymSpansDropped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymSpansEmitted(t, testTel,
