@@ -16,8 +16,9 @@ type Config struct {
 	CaptureDir string `mapstructure:"capture_dir"`
 
 	// CaptureWait is the longest a model-call span waits for its capture
-	// line; it then leaves without it. Keep it well under the gym
-	// processor's settle. Default: 1s.
+	// line, its batch waiting with it in the caller; it then leaves without
+	// it. A span that ended more than CaptureWait before it came does not
+	// wait. Keep it well under the gym processor's settle. Default: 1s.
 	CaptureWait time.Duration `mapstructure:"capture_wait"`
 
 	// PollInterval is how often the capture files of rollouts with waiting

@@ -54,11 +54,25 @@ type harness struct {
 	clock *fakeClock
 	dir   string
 	tel   *componenttest.Telemetry
+	waits chan struct{} // a ConsumeTraces call begins to wait
 }
+
+// harnessStart is the harness clock's start: one second after t0, when the
+// test spans end (a span that ended capture_wait before it came would not
+// wait at all).
+var harnessStart = time.Unix(0, t0Nanos).Add(time.Second)
 
 func newHarness(t *testing.T, adjust func(*Config)) *harness {
 	t.Helper()
-	h := &harness{sink: new(consumertest.TracesSink), clock: &fakeClock{now: time.Unix(1_788_000_100, 0)}, dir: t.TempDir()}
+	return newHarnessWithNext(t, adjust, nil)
+}
+
+func newHarnessWithNext(t *testing.T, adjust func(*Config), next consumer.Traces) *harness {
+	t.Helper()
+	h := &harness{sink: new(consumertest.TracesSink), clock: &fakeClock{now: harnessStart}, dir: t.TempDir(), waits: make(chan struct{})}
+	if next == nil {
+		next = h.sink
+	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.CaptureDir = h.dir
 	if adjust != nil {
@@ -69,12 +83,47 @@ func newHarness(t *testing.T, adjust func(*Config)) *harness {
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
 	set := processortest.NewNopSettings(componentType)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
-	p, err := newCaptureProcessor(set, cfg, h.sink, h.clock)
+	p, err := newCaptureProcessor(set, cfg, next, h.clock)
 	require.NoError(t, err)
+	p.onWait = func() { h.waits <- struct{}{} }
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
 	h.p = p
 	return h
+}
+
+// pendingCall is a ConsumeTraces call in a goroutine of its own.
+type pendingCall struct{ errc chan error }
+
+// consume starts ConsumeTraces(td) and returns once the call returned or
+// waits for capture lines (the processor's onWait says so).
+func (h *harness) consume(td ptrace.Traces) *pendingCall {
+	return h.consumeCtx(context.Background(), td)
+}
+
+func (h *harness) consumeCtx(ctx context.Context, td ptrace.Traces) *pendingCall {
+	c := &pendingCall{errc: make(chan error, 1)}
+	go func() { c.errc <- h.p.ConsumeTraces(ctx, td) }()
+	select {
+	case <-h.waits:
+	case err := <-c.errc:
+		c.errc <- err
+	}
+	return c
+}
+
+// wait returns the call's error once it returned.
+func (c *pendingCall) wait() error {
+	err := <-c.errc
+	c.errc <- err
+	return err
+}
+
+// waiting is the number of spans waiting for their lines.
+func (h *harness) waiting() int {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	return h.p.queue.Len()
 }
 
 // counter is the sum of an int counter's points whose attribute k is v

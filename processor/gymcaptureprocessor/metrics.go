@@ -18,10 +18,11 @@ import (
 // Metric names, as metadata.yaml declares them (documentation.md lists
 // them); the tests read them.
 const (
-	metricSpansJoined   = "otelcol_processor_gymcapture_spans_joined"
-	metricSpansMissed   = "otelcol_processor_gymcapture_spans_missed"
-	metricCaptureLines  = "otelcol_processor_gymcapture_capture_lines"
-	metricCaptureErrors = "otelcol_processor_gymcapture_capture_errors"
+	metricSpansJoined      = "otelcol_processor_gymcapture_spans_joined"
+	metricSpansMissed      = "otelcol_processor_gymcapture_spans_missed"
+	metricCaptureLines     = "otelcol_processor_gymcapture_capture_lines"
+	metricCaptureErrors    = "otelcol_processor_gymcapture_capture_errors"
+	metricDownstreamFailed = "otelcol_processor_gymcapture_downstream_failed_spans"
 )
 
 // Attribute names of metadata.yaml.

@@ -25,14 +25,15 @@ import (
 )
 
 // captureProcessor joins model-call spans to Gym's capture lines (design
-// §4.7). Data flow: ConsumeTraces → model-call spans taken out of the batch
-// (hold) → their rollouts' capture files read by offset (read) → joined
-// (rolloutState.join, modelcall.Join) → annotated and put back in the batch
-// → next; a span whose line is not there yet waits, and run's poll joins it
-// later or lets it go at its deadline. Every span that enters leaves once:
-// the batch without its waiting spans at once, each waiting span when it is
-// joined, at capture_wait, at max_waiting_spans or at shutdown. One mutex
-// guards all state; next is called without it.
+// §4.7). Data flow: ConsumeTraces → the model-call spans of the batch
+// (wants) → their rollouts' capture files read by offset (read) → joined
+// (rolloutState.join, modelcall.Join) → annotated in place → next; a span
+// whose line is not there yet waits where it lies, and its batch waits with
+// it in the caller (hold.go), until run's poll joins it or lets it go at its
+// deadline. Every span that enters leaves once, with its batch: at once, or
+// when its last waiting span is joined, at capture_wait, at
+// max_waiting_spans or at shutdown. One mutex guards all state; next is
+// called without it.
 type captureProcessor struct {
 	cfg    *Config
 	next   consumer.Traces
@@ -56,6 +57,8 @@ type captureProcessor struct {
 	now   time.Time
 
 	stop, done chan struct{}
+	// onWait, when set (tests), is called as a caller begins to wait.
+	onWait func()
 }
 
 // errorLogEvery rate-limits the log of capture files that cannot be read.
@@ -120,55 +123,60 @@ func (p *captureProcessor) run() {
 	}
 }
 
+// ConsumeTraces joins the batch's model-call spans to their capture lines
+// and hands the batch on, once none of its spans waits any more (hold.go):
+// the next consumer's error is returned, and the caller keeps the spans.
 func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var c counts
+	b := &waitingBatch{}
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
-	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+	for _, rs := range td.ResourceSpans().All() {
 		serverType := stringAttr(rs.Resource().Attributes(), gymconv.ServerTypeAttribute)
 		service := gymconv.Service(rs.Resource().Attributes(), p.cfg.ServiceAttributes)
 		p.services.learn(service, serverType)
-		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
-			ss.Spans().RemoveIf(func(span ptrace.Span) bool {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
 				r, kind := p.wants(span, service, serverType, &c)
 				if r == nil || p.joinNow(r, kind, span, &c, &out) {
-					return false
+					continue
 				}
 				if !r.tail.exists {
 					// No capture file: Gym captures nothing for this
 					// rollout here (or not yet, which its export delay
 					// makes rare); nothing to wait for.
 					c.missed[missedNoFile]++
-					return false
+					continue
 				}
-				p.hold(r, kind, rs, ss, span, now)
-				return true
-			})
-			return ss.Spans().Len() == 0
-		})
-		return rs.ScopeSpans().Len() == 0
-	})
-	p.release(out, td, &c)
-	p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
+				p.hold(r, kind, span, now, b, &c)
+			}
+		}
+	}
+	p.release(out, &c)
+	p.expire(&c, dueBy(now), missedWait)
 	for p.queue.Len() > p.cfg.MaxWaitingSpans {
-		p.let(p.queue.Front().Value.(*waitingSpan), td, &c, missedBound)
+		p.let(p.queue.Front().Value.(*waitingSpan), &c, missedBound)
 	}
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
+	p.await(ctx, b)
 	if td.ResourceSpans().Len() == 0 {
 		return nil
 	}
-	return p.next.ConsumeTraces(ctx, td)
+	if err := p.next.ConsumeTraces(ctx, td); err != nil {
+		p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(td.SpanCount()))
+		return err
+	}
+	return nil
 }
 
 // poll reads the capture files of the rollouts with waiting spans, joins,
-// and passes on the spans joined and those whose wait ran out (all of them
-// when final).
+// and lets go the spans whose wait ran out (all of them when final); their
+// callers hand their batches on.
 func (p *captureProcessor) poll(ctx context.Context, final bool) {
 	var c counts
-	td := ptrace.NewTraces()
 	p.mu.Lock()
 	now := p.newRound()
 	var out []joined
@@ -180,22 +188,16 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 			out = r.join(out)
 		}
 	}
-	p.release(out, td, &c)
+	p.release(out, &c)
 	if final {
-		p.expire(td, &c, func(*waitingSpan) bool { return true }, missedShutdown)
+		p.expire(&c, func(*waitingSpan) bool { return true }, missedShutdown)
 	} else {
-		p.expire(td, &c, func(w *waitingSpan) bool { return !w.deadline.After(now) }, missedWait)
+		p.expire(&c, dueBy(now), missedWait)
 	}
 	p.files.closeIdle(now.Add(-openFileIdle))
 	c.waiting = int64(p.queue.Len())
 	p.mu.Unlock()
 	p.tel.record(ctx, &c)
-	if n := td.SpanCount(); n > 0 {
-		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.tel.ProcessorGymcaptureDownstreamFailedSpans.Add(ctx, int64(n))
-			p.logger.Warn("The next consumer refused model-call spans released after their wait", zap.Int("spans", n), zap.Error(err))
-		}
-	}
 }
 
 // wants is the rollout whose capture a span is to be joined with, and the
@@ -261,23 +263,6 @@ func (p *captureProcessor) joinNow(r *rolloutState, kind modelcall.Kind, span pt
 	return true
 }
 
-// hold moves span out of its batch into a traces of its own, to wait.
-func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, now time.Time) {
-	td := ptrace.NewTraces()
-	rs2 := td.ResourceSpans().AppendEmpty()
-	rs.Resource().CopyTo(rs2.Resource())
-	rs2.SetSchemaUrl(rs.SchemaUrl())
-	ss2 := rs2.ScopeSpans().AppendEmpty()
-	ss.Scope().CopyTo(ss2.Scope())
-	ss2.SetSchemaUrl(ss.SchemaUrl())
-	moved := ss2.Spans().AppendEmpty()
-	span.MoveTo(moved)
-	w := &waitingSpan{td: td, span: moved, call: call(moved), kind: kind, rollout: r, deadline: now.Add(p.cfg.CaptureWait)}
-	w.queued = p.queue.PushBack(w)
-	r.waiting[kind] = append(r.waiting[kind], w)
-	r.nWaiting++
-}
-
 // newRound starts a call's round and returns its time.
 func (p *captureProcessor) newRound() time.Time {
 	p.round++
@@ -337,31 +322,6 @@ func (p *captureProcessor) logRateLimited(msg string, err error) {
 		p.lastLog = now
 		p.logger.Warn(msg, zap.String("capture_dir", p.cfg.CaptureDir), zap.Error(err))
 	}
-}
-
-// release annotates the joined spans and moves them into td.
-func (p *captureProcessor) release(out []joined, td ptrace.Traces, c *counts) {
-	for _, j := range out {
-		annotate(j.w.span.Attributes(), &j.l.line)
-		c.countJoined(j.how)
-		p.queue.Remove(j.w.queued)
-		j.w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
-	}
-}
-
-// expire lets the waiting spans go, in deadline order, while due says so.
-func (p *captureProcessor) expire(td ptrace.Traces, c *counts, due func(*waitingSpan) bool, reason int) {
-	for e := p.queue.Front(); e != nil && due(e.Value.(*waitingSpan)); e = p.queue.Front() {
-		p.let(e.Value.(*waitingSpan), td, c, reason)
-	}
-}
-
-// let lets a waiting span go without its line, counted by reason.
-func (p *captureProcessor) let(w *waitingSpan, td ptrace.Traces, c *counts, reason int) {
-	w.rollout.remove(w)
-	p.queue.Remove(w.queued)
-	c.missed[reason]++
-	w.td.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 }
 
 func stringAttr(m pcommon.Map, k string) string {

@@ -54,14 +54,15 @@ func TestTailReadsByOffset(t *testing.T) {
 	line := captureJSON(0.1, 0.9, 11)
 	path := filepath.Join(h.dir, "0-0.capture.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(line[:40]), 0o640))
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 1, 0, 1)))
-	assert.Equal(t, 0, h.sink.SpanCount())
+	c := h.consume(modelSpan("0-0", 1, 0, 1))
+	assert.Equal(t, 1, h.waiting())
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(line[40:] + "\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	h.p.poll(context.Background(), false)
+	require.NoError(t, c.wait())
 	require.Equal(t, 1, h.sink.SpanCount())
 	n, ok := inputTokens(t, h.sink.AllTraces()[0])
 	assert.True(t, ok)
@@ -81,10 +82,12 @@ func TestCaptureFileNotFollowed(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte(captureJSON(0.1, 0.9, 5)+"\n"), 0o640))
 	require.NoError(t, os.Symlink(outside, filepath.Join(h.dir, "0-0.capture.jsonl")))
 	require.NoError(t, unix.Mkfifo(filepath.Join(h.dir, "1-0.capture.jsonl"), 0o640))
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 1, 0, 1)))
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("1-0", 2, 0, 1)))
+	c0 := h.consume(modelSpan("0-0", 1, 0, 1))
+	c1 := h.consume(modelSpan("1-0", 2, 0, 1))
 	h.clock.advance(time.Second)
 	h.p.poll(context.Background(), false)
+	require.NoError(t, c0.wait())
+	require.NoError(t, c1.wait())
 	require.Equal(t, 2, h.sink.SpanCount())
 	for _, td := range h.sink.AllTraces() {
 		_, ok := inputTokens(t, td)
@@ -113,14 +116,19 @@ func TestWaitingBound(t *testing.T) {
 	for i := range 3 {
 		require.NoError(t, os.WriteFile(filepath.Join(h.dir, fmt.Sprintf("%d-0.capture.jsonl", i)), nil, 0o640))
 	}
+	calls := make([]*pendingCall, 3)
 	for i := range 3 {
-		require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan(fmt.Sprintf("%d-0", i), byte(i), 0, 1)))
+		calls[i] = h.consume(modelSpan(fmt.Sprintf("%d-0", i), byte(i), 0, 1))
 		h.clock.advance(time.Millisecond)
 	}
+	require.NoError(t, calls[0].wait())
 	require.Equal(t, 1, h.sink.SpanCount())
 	assert.Equal(t, byte(0), h.sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SpanID()[7])
 	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "bound"))
+	assert.Equal(t, 2, h.waiting())
 	require.NoError(t, h.p.Shutdown(context.Background()))
+	require.NoError(t, calls[1].wait())
+	require.NoError(t, calls[2].wait())
 	assert.Equal(t, 3, h.sink.SpanCount())
 	assert.Equal(t, int64(2), h.counter(t, metricSpansMissed, "reason", "shutdown"))
 }
@@ -146,11 +154,13 @@ func TestRolloutBound(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(h.dir, id+".capture.jsonl"), nil, 0o640))
 	}
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 0, 0, 1))) // joined at once
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("1-0", 1, 0, 1))) // waits
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("2-0", 2, 0, 1))) // waits
+	c1 := h.consume(modelSpan("1-0", 1, 0, 1))                                             // waits
+	c2 := h.consume(modelSpan("2-0", 2, 0, 1))                                             // waits
 	assert.Len(t, h.p.rollouts, 2)
 	assert.NotContains(t, h.p.rollouts, "0-0")
 	require.NoError(t, h.p.Shutdown(context.Background()))
+	require.NoError(t, c1.wait())
+	require.NoError(t, c2.wait())
 	assert.Equal(t, 3, h.sink.SpanCount())
 }
 

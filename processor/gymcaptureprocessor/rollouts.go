@@ -19,16 +19,16 @@ type captureLine struct {
 	taken [modelcall.Kinds]bool
 }
 
-// waitingSpan is a model-call span waiting for its capture line, alone in
-// its own traces (with a copy of its resource and scope).
+// waitingSpan is a model-call span waiting for its capture line where it
+// lies, in its caller's batch (hold.go).
 type waitingSpan struct {
-	td       ptrace.Traces
 	span     ptrace.Span
 	call     modelcall.Call
 	kind     modelcall.Kind
 	rollout  *rolloutState
 	deadline time.Time
-	queued   *list.Element // in the processor's queue, by deadline
+	queued   *list.Element // in the processor's queue, by deadline; nil once it left
+	batch    *waitingBatch
 }
 
 // rolloutState is what the processor knows of one rollout's capture file.

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"sort"
 	"sync"
@@ -193,84 +192,15 @@ func buildTraces(procs map[string]proc, order []string, spans []sdef) ptrace.Tra
 
 // ---- splitting input into batches --------------------------------------------
 
-type spanRef struct{ rs, ss, sp int }
+// Arrival plans (whole, one by one, reversed, random splits) are shared
+// with the other processors' tests (internal/gymtest).
+type spanRef = gymtest.SpanRef
 
-func flatRefs(td ptrace.Traces) []spanRef {
-	var refs []spanRef
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			for k := 0; k < sss.At(j).Spans().Len(); k++ {
-				refs = append(refs, spanRef{i, j, k})
-			}
-		}
-	}
-	return refs
-}
-
-// batchesOf copies the spans of td named by each group of refs into one
-// Traces per group, keeping each span's resource and scope.
-func batchesOf(td ptrace.Traces, groups [][]spanRef) []ptrace.Traces {
-	out := make([]ptrace.Traces, 0, len(groups))
-	for _, g := range groups {
-		b := ptrace.NewTraces()
-		type key struct{ rs, ss int }
-		seen := map[key]ptrace.SpanSlice{}
-		for _, r := range g {
-			k := key{r.rs, r.ss}
-			dst, ok := seen[k]
-			if !ok {
-				srs := td.ResourceSpans().At(r.rs)
-				sss := srs.ScopeSpans().At(r.ss)
-				rs := b.ResourceSpans().AppendEmpty()
-				srs.Resource().CopyTo(rs.Resource())
-				ss := rs.ScopeSpans().AppendEmpty()
-				sss.Scope().CopyTo(ss.Scope())
-				dst = ss.Spans()
-				seen[k] = dst
-			}
-			td.ResourceSpans().At(r.rs).ScopeSpans().At(r.ss).Spans().At(r.sp).CopyTo(dst.AppendEmpty())
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// arrivalPlans returns named ways to feed td: whole, one span per batch in
-// order and reversed, children-last, and random permutations split randomly.
-func arrivalPlans(td ptrace.Traces, seeds int) map[string][]ptrace.Traces {
-	refs := flatRefs(td)
-	whole := ptrace.NewTraces()
-	td.CopyTo(whole)
-	plans := map[string][]ptrace.Traces{"whole": {whole}}
-	one := func(rs []spanRef) [][]spanRef {
-		g := make([][]spanRef, len(rs))
-		for i, r := range rs {
-			g[i] = []spanRef{r}
-		}
-		return g
-	}
-	plans["one_by_one"] = batchesOf(td, one(refs))
-	rev := append([]spanRef(nil), refs...)
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	plans["one_by_one_reversed"] = batchesOf(td, one(rev))
-	for s := 0; s < seeds; s++ {
-		rng := rand.New(rand.NewPCG(uint64(s), 42))
-		perm := append([]spanRef(nil), refs...)
-		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		var groups [][]spanRef
-		for len(perm) > 0 {
-			n := 1 + rng.IntN(len(perm))
-			groups = append(groups, perm[:n])
-			perm = perm[n:]
-		}
-		plans[fmt.Sprintf("random_%d", s)] = batchesOf(td, groups)
-	}
-	return plans
-}
+var (
+	flatRefs     = gymtest.Refs
+	batchesOf    = gymtest.Batches
+	arrivalPlans = gymtest.ArrivalPlans
+)
 
 // ---- normalized output --------------------------------------------------------
 

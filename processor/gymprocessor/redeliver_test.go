@@ -5,117 +5,21 @@ package gymprocessor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
-
-// How a refusingConsumer refuses.
-type refuseMode int
-
-const (
-	// refuseWhole: a plain error; the caller keeps the whole batch.
-	refuseWhole refuseMode = iota
-	// refusePartly: it takes every other span and returns
-	// consumererror.NewTraces with the rest, as gymspans does when some of
-	// its files fail.
-	refusePartly
-	// refuseReadOnly: a plain error after a fan-out marked the batch
-	// read-only (the collector's fan-out to several exporters does).
-	refuseReadOnly
-	// refusePermanently: a permanent error; it will never take the batch.
-	refusePermanently
-)
-
-var refuseModeNames = map[refuseMode]string{refuseWhole: "whole", refusePartly: "partly", refuseReadOnly: "read_only"}
-
-// refusingConsumer is a next consumer on a disk that fills and is freed:
-// while down (or on every every-th call) it refuses as mode says; otherwise
-// it takes the batch into sink.
-type refusingConsumer struct {
-	mu    sync.Mutex
-	sink  *consumertest.TracesSink
-	mode  refuseMode
-	down  bool
-	every int
-	calls int
-}
-
-func newRefusingConsumer(mode refuseMode) *refusingConsumer {
-	return &refusingConsumer{sink: new(consumertest.TracesSink), mode: mode}
-}
-
-func (c *refusingConsumer) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: true}
-}
-
-func (c *refusingConsumer) setDown(down bool) {
-	c.mu.Lock()
-	c.down = down
-	c.mu.Unlock()
-}
-
-var errDiskFull = errors.New("capture dir /x: write spans.jsonl: no space left on device")
-
-func (c *refusingConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	c.mu.Lock()
-	c.calls++
-	refuse := c.down || (c.every > 0 && c.calls%c.every == 0)
-	c.mu.Unlock()
-	if !refuse {
-		return c.sink.ConsumeTraces(ctx, td)
-	}
-	switch c.mode {
-	case refusePartly:
-		taken, rest := alternate(td)
-		if taken.SpanCount() > 0 {
-			_ = c.sink.ConsumeTraces(ctx, taken)
-		}
-		return consumererror.NewTraces(errDiskFull, rest)
-	case refuseReadOnly:
-		td.MarkReadOnly()
-		return errDiskFull
-	case refusePermanently:
-		return consumererror.NewPermanent(errDiskFull)
-	}
-	return errDiskFull
-}
-
-// alternate copies every other span of td into taken, the others into rest.
-func alternate(td ptrace.Traces) (taken, rest ptrace.Traces) {
-	taken, rest = ptrace.NewTraces(), ptrace.NewTraces()
-	i := 0
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				dst := taken
-				if i%2 == 1 {
-					dst = rest
-				}
-				i++
-				drs := dst.ResourceSpans().AppendEmpty()
-				rs.Resource().CopyTo(drs.Resource())
-				dss := drs.ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(dss.Scope())
-				sp.CopyTo(dss.Spans().AppendEmpty())
-			}
-		}
-	}
-	return taken, rest
-}
 
 // An outage: when the next consumer refuses, relative to the run.
 type outage struct {
@@ -136,24 +40,23 @@ var outages = []outage{
 // runPlanRefused is runPlan with a next consumer that refuses during o:
 // after every deadline passed, it ticks (past the longest backoff) until
 // nothing waits for redelivery, then shuts down.
-func runPlanRefused(t *testing.T, cfg *Config, batches []ptrace.Traces, mode refuseMode, o outage) []normSpan {
-	next := newRefusingConsumer(mode)
-	next.every = o.every
-	next.setDown(o.downFor > 0)
+func runPlanRefused(t *testing.T, cfg *Config, batches []ptrace.Traces, mode gymtest.RefuseMode, o outage) []normSpan {
+	next := gymtest.NewRefusingTraces(mode, o.downFor > 0)
+	next.Every = o.every
 	h := newHarnessWithNext(t, cfg, next)
 	for _, b := range batches {
 		h.consume(b)
 		h.clock.Advance(time.Millisecond)
 	}
 	if o.downFor == 1 {
-		next.setDown(false)
+		next.SetDown(false)
 	}
 	h.tickAt(3 * cfg.RolloutWait)
 	require.Zero(t, h.pending(), "nothing is held undecided once every deadline passed")
-	next.setDown(false)
+	next.SetDown(false)
 	drainRefused(t, h.p, h.clock, h.tickAt)
 	h.shutdown()
-	return normalize(next.sink.AllTraces())
+	return normalize(next.Sink.AllTraces())
 }
 
 // drainRefused ticks past the longest backoff until nothing waits for
@@ -181,7 +84,7 @@ func TestRefusedSpansAreDeliveredOnceInEveryGoldenPlan(t *testing.T) {
 			input := goldenInput(t, name)
 			want := runPlan(t, cfg, []ptrace.Traces{copyTraces(input)}, true)
 			for plan, batches := range arrivalPlans(input, 2) {
-				for mode, modeName := range refuseModeNames {
+				for mode, modeName := range gymtest.RefuseModes {
 					for _, o := range outages {
 						got := runPlanRefused(t, cfg, copyAll(batches), mode, o)
 						assertSameSpans(t, want, got, fmt.Sprintf("%s/%s/%s", plan, modeName, o.name))
@@ -209,8 +112,7 @@ func TestRefusedSpansSurviveAKill(t *testing.T) {
 	want := runPlan(t, coreConfig(), []ptrace.Traces{copyTraces(input)}, true)
 	for plan, batches := range arrivalPlans(input, 2) {
 		t.Run(plan, func(t *testing.T) {
-			next := newRefusingConsumer(refuseWhole)
-			next.setDown(true)
+			next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 			h := newCrashHarnessWithNext(t, cfg, next)
 			for _, b := range batches {
 				h.consume(copyTraces(b))
@@ -221,10 +123,10 @@ func TestRefusedSpansSurviveAKill(t *testing.T) {
 			h.kill()
 			h.start()
 			require.Positive(t, h.p.red.spans.Load(), "and queued again at the start")
-			next.setDown(false)
+			next.SetDown(false)
 			drainRefused(t, h.p, h.clock, h.tickAt)
 			require.NoError(t, h.p.Shutdown(context.Background()))
-			assertSameSpans(t, want, normalize(next.sink.AllTraces()), plan)
+			assertSameSpans(t, want, normalize(next.Sink.AllTraces()), plan)
 			assert.Zero(t, h.store.count("held/"), "the held range is empty once all was taken")
 			assert.Zero(t, h.store.count("g"), "an orderly shutdown leaves an empty journal")
 		})
@@ -241,8 +143,7 @@ func TestRefusedSpansTheStorageCannotKeepAreReplayed(t *testing.T) {
 	want := runPlan(t, coreConfig(), []ptrace.Traces{copyTraces(input)}, true)
 	batches := arrivalPlans(input, 0)["one_by_one"]
 
-	next := newRefusingConsumer(refuseWhole)
-	next.setDown(true)
+	next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 	h := newCrashHarnessWithNext(t, cfg, next)
 	h.store.failPrefix = "held"
 	for _, b := range batches {
@@ -260,15 +161,14 @@ func TestRefusedSpansTheStorageCannotKeepAreReplayed(t *testing.T) {
 	h.start() // the replay hands the rounds on again; still refused, now kept in the held range
 	require.False(t, h.p.red.hasDebts())
 	require.Positive(t, h.store.count("held/"))
-	next.setDown(false)
+	next.SetDown(false)
 	drainRefused(t, h.p, h.clock, h.tickAt)
 	require.NoError(t, h.p.Shutdown(context.Background()))
-	assertSameSpans(t, want, normalize(next.sink.AllTraces()), "one_by_one")
+	assertSameSpans(t, want, normalize(next.Sink.AllTraces()), "one_by_one")
 
 	// Without a kill, the next attempt writes them to the held range once
 	// the storage takes writes again, and the rounds are marked.
-	next = newRefusingConsumer(refuseWhole)
-	next.setDown(true)
+	next = gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 	h = newCrashHarnessWithNext(t, coreConfig(), next)
 	h.store.failPrefix = "held"
 	for _, b := range batches {
@@ -287,8 +187,7 @@ func TestRefusedSpansTheStorageCannotKeepAreReplayed(t *testing.T) {
 func TestAtTheBoundBatchesAreRefusedUpstream(t *testing.T) {
 	cfg := coreConfig()
 	cfg.MaxPendingSpans = 30
-	next := newRefusingConsumer(refuseWhole)
-	next.setDown(true)
+	next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 	h := newHarnessWithNext(t, cfg, next)
 	input := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
 	batches := arrivalPlans(input, 0)["one_by_one"]
@@ -305,7 +204,7 @@ func TestAtTheBoundBatchesAreRefusedUpstream(t *testing.T) {
 	assert.GreaterOrEqual(t, h.p.red.spans.Load()+int64(h.pending()), int64(cfg.MaxPendingSpans))
 	assert.Equal(t, int64(1), h.metricSum("otelcol_processor_gym_batches_refused"))
 
-	next.setDown(false)
+	next.SetDown(false)
 	drainRefused(t, h.p, h.clock, h.tickAt)
 	for _, b := range batches[refusedAt:] {
 		h.consume(copyTraces(b))
@@ -313,14 +212,13 @@ func TestAtTheBoundBatchesAreRefusedUpstream(t *testing.T) {
 	h.tickAt(3 * cfg.RolloutWait)
 	h.shutdown()
 	want := runPlan(t, coreConfig(), []ptrace.Traces{copyTraces(input)}, true)
-	assertSameSpans(t, want, normalize(next.sink.AllTraces()), "refused at the bound, sent again")
+	assertSameSpans(t, want, normalize(next.Sink.AllTraces()), "refused at the bound, sent again")
 }
 
 // A permanent error is not retried: the spans are dropped, counted and
 // logged, and nothing waits for redelivery.
 func TestPermanentRefusalIsNotRetried(t *testing.T) {
-	next := newRefusingConsumer(refusePermanently)
-	next.setDown(true)
+	next := gymtest.NewRefusingTraces(gymtest.RefusePermanently, true)
 	h := newHarnessWithNext(t, coreConfig(), next)
 	input := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
 	h.consume(input)
@@ -335,8 +233,7 @@ func TestPermanentRefusalIsNotRetried(t *testing.T) {
 // when they were all handed on.
 func TestRedeliveryIsLoggedOncePerIntervalAndMeasured(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	next := newRefusingConsumer(refuseWhole)
-	next.setDown(true)
+	next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 	h := newHarnessWithNext(t, coreConfig(), next)
 	h.p.logger = zap.New(core)
 	h.p.diag = newDiagnostics(h.p.logger, h.clock)
@@ -350,7 +247,7 @@ func TestRedeliveryIsLoggedOncePerIntervalAndMeasured(t *testing.T) {
 	held := logs.FilterMessageSnippet("spans held for redelivery").All()
 	require.Len(t, held, 1, "one line within heldLogEvery")
 	assert.Equal(t, zapcore.ErrorLevel, held[0].Level)
-	assert.Contains(t, held[0].Message, "capture dir /x: write spans.jsonl: no space left on device; ")
+	assert.Contains(t, held[0].Message, gymtest.ErrDiskFull.Error()+"; ")
 	n := h.p.red.spans.Load()
 	require.Positive(t, n)
 	assert.Equal(t, n, h.metricSum("otelcol_processor_gym_redelivery_spans"))
@@ -358,7 +255,7 @@ func TestRedeliveryIsLoggedOncePerIntervalAndMeasured(t *testing.T) {
 	h.tickAt(heldLogEvery)
 	assert.Len(t, logs.FilterMessageSnippet("spans held for redelivery").All(), 2, "and one more after heldLogEvery")
 
-	next.setDown(false)
+	next.SetDown(false)
 	drainRefused(t, h.p, h.clock, h.tickAt)
 	assert.Len(t, logs.FilterMessageSnippet("the next consumer takes spans again").All(), 1)
 	assert.Zero(t, h.metricSum("otelcol_processor_gym_redelivery_spans"))
@@ -369,8 +266,7 @@ func TestRedeliveryIsLoggedOncePerIntervalAndMeasured(t *testing.T) {
 // range and the journal is kept for the next start.
 func TestRefusedAtShutdown(t *testing.T) {
 	input := readTraces(t, filepath.Join(goldenDir, "default_preset_3_rollouts", "input.json"))
-	next := newRefusingConsumer(refuseWhole)
-	next.setDown(true)
+	next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
 	h := newHarnessWithNext(t, coreConfig(), next)
 	h.consume(copyTraces(input))
 	err := h.p.Shutdown(context.Background())
@@ -381,10 +277,10 @@ func TestRefusedAtShutdown(t *testing.T) {
 	require.NoError(t, ch.p.Shutdown(context.Background()))
 	held := ch.store.count("held/")
 	require.Positive(t, held)
-	next.setDown(false)
+	next.SetDown(false)
 	ch.start()
 	drainRefused(t, ch.p, ch.clock, ch.tickAt)
 	require.NoError(t, ch.p.Shutdown(context.Background()))
 	want := runPlan(t, coreConfig(), []ptrace.Traces{copyTraces(input)}, true)
-	assertSameSpans(t, want, normalize(next.sink.AllTraces()), "held across an orderly restart")
+	assertSameSpans(t, want, normalize(next.Sink.AllTraces()), "held across an orderly restart")
 }

@@ -77,7 +77,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorGymcaptureDownstreamFailedSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_gymcapture_downstream_failed_spans",
-		metric.WithDescription("Spans released after their wait that the next consumer refused (also logged at warn). [Alpha]"),
+		metric.WithDescription("Spans in batches the next consumer refused; the error goes back to the caller with them (behind the gym processor, which holds them for redelivery: design §4.5). [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -56,7 +56,7 @@ func AssertEqualProcessorGymcaptureCaptureLines(t *testing.T, tt *componenttest.
 func AssertEqualProcessorGymcaptureDownstreamFailedSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gymcapture_downstream_failed_spans",
-		Description: "Spans released after their wait that the next consumer refused (also logged at warn). [Alpha]",
+		Description: "Spans in batches the next consumer refused; the error goes back to the caller with them (behind the gym processor, which holds them for redelivery: design §4.5). [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -1,0 +1,127 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
+)
+
+// Holding (design §4.7, §4.5): a model-call span waits for its capture line
+// in its own batch, and the batch waits in its caller. ConsumeTraces returns
+// only once every span of the batch is joined or let go and the batch is
+// handed on, with the next consumer's error:
+//
+//	ConsumeTraces -> hold: the span stays in the batch, registered as waiting (waitingBatch)
+//	              -> await: the caller waits until its batch's spans have left the queue
+//	poll / a later batch -> release (joined: annotated in place) or let (capture_wait,
+//	                     max_waiting_spans, shutdown) -> leave: the batch's count drops; at 0
+//	                     the caller goes on -> next -> the error, if any, back to the caller
+//
+// So the processor never holds a span it has acknowledged: until the batch
+// is handed on, the caller still owns it. Behind the gym processor, the
+// round is not marked delivered while its batch waits here, so its journal
+// covers a kill -9; what the next consumer refuses goes back to the gym
+// processor as an error carrying the refused spans, and it keeps them for
+// redelivery. A caller waits at most capture_wait (a span whose line comes
+// waits about poll_interval), and only for a batch with a model-call span
+// whose rollout has a capture file without the span's line. A span that
+// ended more than capture_wait before it arrived does not wait at all: Gym
+// writes the line right after the call, or never will (a span handed on
+// again after an outage, or released by the gym processor after settle).
+
+// waitingBatch is a ConsumeTraces call waiting for its spans' lines.
+type waitingBatch struct {
+	n     int            // its spans still waiting
+	spans []*waitingSpan // all it registered
+	done  chan struct{}  // closed when n drops to 0
+}
+
+// hold registers span, in its batch b, to wait for its line until its
+// deadline; a span that ended more than capture_wait before now leaves as
+// it is, counted as a wait that ran out.
+func (p *captureProcessor) hold(r *rolloutState, kind modelcall.Kind, span ptrace.Span, now time.Time, b *waitingBatch, c *counts) {
+	if span.EndTimestamp().AsTime().Add(p.cfg.CaptureWait).Before(now) {
+		c.missed[missedWait]++
+		return
+	}
+	w := &waitingSpan{span: span, call: call(span), kind: kind, rollout: r, deadline: now.Add(p.cfg.CaptureWait), batch: b}
+	w.queued = p.queue.PushBack(w)
+	r.waiting[kind] = append(r.waiting[kind], w)
+	r.nWaiting++
+	if b.done == nil {
+		b.done = make(chan struct{})
+	}
+	b.n++
+	b.spans = append(b.spans, w)
+}
+
+// await blocks the caller of b until its spans have left (joined or let
+// go). When ctx ends first, they are let go now, and the caller goes on.
+func (p *captureProcessor) await(ctx context.Context, b *waitingBatch) {
+	if b.done == nil {
+		return
+	}
+	if p.onWait != nil {
+		p.onWait()
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		var c counts
+		p.mu.Lock()
+		for _, w := range b.spans {
+			if w.queued != nil {
+				p.let(w, &c, missedWait)
+			}
+		}
+		c.waiting = int64(p.queue.Len())
+		p.mu.Unlock()
+		p.tel.record(ctx, &c)
+	}
+}
+
+// leave takes w out of the queue and, when it was the last of its batch
+// still waiting, lets the batch's caller go on.
+func (p *captureProcessor) leave(w *waitingSpan) {
+	p.queue.Remove(w.queued)
+	w.queued = nil
+	if b := w.batch; b != nil {
+		if b.n--; b.n == 0 {
+			close(b.done)
+		}
+	}
+}
+
+// release annotates the joined spans where they wait, in their batches.
+func (p *captureProcessor) release(out []joined, c *counts) {
+	for _, j := range out {
+		annotate(j.w.span.Attributes(), &j.l.line)
+		c.countJoined(j.how)
+		p.leave(j.w)
+	}
+}
+
+// expire lets the waiting spans go, in deadline order, while due says so.
+func (p *captureProcessor) expire(c *counts, due func(*waitingSpan) bool, reason int) {
+	for e := p.queue.Front(); e != nil && due(e.Value.(*waitingSpan)); e = p.queue.Front() {
+		p.let(e.Value.(*waitingSpan), c, reason)
+	}
+}
+
+// let lets a waiting span go without its line, counted by reason.
+func (p *captureProcessor) let(w *waitingSpan, c *counts, reason int) {
+	w.rollout.remove(w)
+	p.leave(w)
+	c.missed[reason]++
+}
+
+// dueBy says whether a waiting span's deadline is at or before now.
+func dueBy(now time.Time) func(*waitingSpan) bool {
+	return func(w *waitingSpan) bool { return !w.deadline.After(now) }
+}

@@ -1,0 +1,124 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gymcaptureprocessor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
+)
+
+// Fault injection over the golden cases: the batches of each arrival plan
+// wait for their lines in their callers; the next consumer refuses them
+// (whole, in part, read-only) while the lines come in, or every other call;
+// the caller sends again what each error carries, as the gym processor
+// does, until it is taken. Every span reaches the consumer exactly once,
+// with the golden output's attributes: a span joined before the refusal
+// comes back joined and passes unchanged, and one let go without its line
+// has ended long before it comes back, so it does not wait again.
+func TestRefusedBatchesAreDeliveredOnceInEveryGoldenPlan(t *testing.T) {
+	outages := []struct {
+		name  string
+		down  bool
+		every int
+	}{{"while_lines_come", true, 0}, {"every_other_call", false, 2}}
+	for name, gc := range goldenCases {
+		dir := filepath.Join("testdata", name)
+		input := readTraces(t, filepath.Join(dir, "input.json"))
+		for plan, batches := range gymtest.ArrivalPlans(input, 2) {
+			for mode, modeName := range gymtest.RefuseModes {
+				for _, o := range outages {
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", name, plan, modeName, o.name), func(t *testing.T) {
+						next := gymtest.NewRefusingTraces(mode, o.down)
+						next.Every = o.every
+						h := newHarnessWithNext(t, gc.adjust, next)
+						copyDir(t, filepath.Join(dir, "before"), h.dir)
+						sent := make([]ptrace.Traces, len(batches))
+						calls := make([]*pendingCall, len(batches))
+						for i, b := range batches {
+							sent[i] = ptrace.NewTraces()
+							b.CopyTo(sent[i])
+							calls[i] = h.consume(sent[i])
+						}
+						copyDir(t, filepath.Join(dir, "after"), h.dir)
+						h.clock.advance(h.p.cfg.PollInterval)
+						h.p.poll(context.Background(), false)
+						h.clock.advance(h.p.cfg.CaptureWait)
+						h.p.poll(context.Background(), false)
+						next.SetDown(false)
+						h.clock.advance(2 * h.p.cfg.CaptureWait) // the caller's backoff
+						for i, c := range calls {
+							resendUntilTaken(t, h, c.wait(), sent[i])
+						}
+						require.Zero(t, h.waiting())
+						got := canonical(next.Sink.AllTraces())
+						require.Equal(t, input.SpanCount(), got.SpanCount(), "every span once")
+						compareGolden(t, filepath.Join(dir, "expected.json"), got)
+					})
+				}
+			}
+		}
+	}
+}
+
+// resendUntilTaken sends again what err says the consumer did not take of
+// td, as the gym processor does, until it takes it all; a resent span does
+// not wait (it ended long ago).
+func resendUntilTaken(t *testing.T, h *harness, err error, td ptrace.Traces) {
+	t.Helper()
+	for i := 0; err != nil; i++ {
+		require.Less(t, i, 100, "the consumer takes the batch at last")
+		part, ok := gymtest.Refused(err, td)
+		require.True(t, ok, "a retryable refusal: %v", err)
+		td = part
+		err = h.p.ConsumeTraces(context.Background(), td)
+	}
+}
+
+// A caller whose context ends while its batch waits goes on: the waiting
+// spans are let go without their lines, and the batch is handed on.
+func TestCallerContextEndsTheWait(t *testing.T) {
+	h := newHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), nil, 0o640))
+	ctx, cancel := context.WithCancel(context.Background())
+	c := h.consumeCtx(ctx, modelSpan("0-0", 1, 0, 1))
+	require.Equal(t, 1, h.waiting())
+	cancel()
+	require.NoError(t, c.wait())
+	assert.Zero(t, h.waiting())
+	assert.Equal(t, 1, h.sink.SpanCount())
+	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "wait"))
+}
+
+// A span that ended more than capture_wait before it came (handed on again
+// after an outage, or released late by the gym processor) does not wait: its
+// line is there, or it will not come.
+func TestSpanEndedLongAgoDoesNotWait(t *testing.T) {
+	h := newHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), nil, 0o640))
+	h.clock.advance(h.p.cfg.CaptureWait + 1) // the span ends at t0+1s, the harness starts then
+	require.NoError(t, h.consume(modelSpan("0-0", 1, 0, 1)).wait())
+	assert.Zero(t, h.waiting())
+	assert.Equal(t, 1, h.sink.SpanCount())
+	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "wait"))
+}
+
+// The next consumer's refusal goes back to the caller, counted: the
+// processor keeps nothing it could lose.
+func TestRefusalGoesBackToTheCaller(t *testing.T) {
+	next := gymtest.NewRefusingTraces(gymtest.RefuseWhole, true)
+	h := newHarnessWithNext(t, nil, next)
+	err := h.consume(modelSpan("0-0", 1, 0, 1)).wait()
+	require.ErrorIs(t, err, gymtest.ErrDiskFull)
+	assert.Equal(t, int64(1), h.counter(t, metricDownstreamFailed, "", ""))
+	assert.Zero(t, h.waiting())
+}
