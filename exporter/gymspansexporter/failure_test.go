@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +162,10 @@ func TestDiskFullOnOneFile(t *testing.T) {
 			err := e.pushTraces(context.Background(), td)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, unix.ENOSPC)
+			// The capture dir and the cause lead the message (the gym
+			// processor's line about the spans it holds is this error).
+			assert.True(t, strings.HasPrefix(err.Error(), "capture dir "+e.cfg.CaptureDir+": "), err.Error())
+			assert.NotContains(t, err.Error(), "\n", "one line")
 			var perr consumererror.Traces
 			require.ErrorAs(t, err, &perr)
 			// The error carries exactly the spans that lack a line in a full file.

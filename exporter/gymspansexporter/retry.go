@@ -6,6 +6,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -191,9 +192,25 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 	if b.inFlight > 0 {
 		errs = append(errs, fmt.Errorf("%d spans are being written by another export in flight (sent twice at once)", b.inFlight))
 	}
-	err := fmt.Errorf("gymspans exporter: %d of %d spans not written to every file: %w", unwritten, len(b.refs), errors.Join(errs...))
+	// The capture dir and the cause (no space left on device, read-only
+	// file system) lead the message: the gym processor's line about the
+	// spans it holds for redelivery is this error.
+	err := fmt.Errorf("capture dir %s: %w; gymspans exporter: %d of %d spans not written to every file", e.cfg.CaptureDir, oneLine(errs), unwritten, len(b.refs))
 	return consumererror.NewTraces(err, out)
 }
+
+// oneLine joins errors as errors.Join does, on one line (a log line's).
+type oneLine []error
+
+func (o oneLine) Error() string {
+	parts := make([]string, len(o))
+	for i, err := range o {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (o oneLine) Unwrap() []error { return o }
 
 // spanKey identifies a span for the retry table.
 func spanKey(tid pcommon.TraceID, sid pcommon.SpanID) [24]byte {
