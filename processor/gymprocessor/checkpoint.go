@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/state"
 )
 
 // A checkpoint is the engine's whole state, written so that restoring it
@@ -28,18 +30,18 @@ const stateFormat = 1
 func (e *engine) snapshot() []byte {
 	// Sized for what the state holds, so the maps do not grow step by step.
 	n := e.idx.len() + len(e.heap)
-	s := &snapshotter{e: e, w: stateWriter{b: make([]byte, 0, 64*n), strings: make(map[string]uint64, n/8)},
+	s := &snapshotter{e: e, w: state.NewWriter(64 * n),
 		nodes: make(map[*node]int, n), nodeList: make([]*node, 0, n),
 		origins: map[*origin]int{}, infos: map[*resInfo]int{},
 		runs: map[*runState]int{}, procs: map[*procState]int{}, refs: map[*rolloutSpanRef]int{}}
 	s.collect()
 	s.write()
-	return s.w.b
+	return s.w.Bytes()
 }
 
 type snapshotter struct {
 	e *engine
-	w stateWriter
+	w *state.Writer
 
 	nodes     map[*node]int
 	nodeList  []*node
@@ -150,9 +152,9 @@ func (s *snapshotter) collect() {
 }
 
 func (s *snapshotter) write() {
-	s.w.u(stateFormat)
-	s.w.u(s.e.seq)
-	s.w.i(s.e.pendingBytes)
+	s.w.U(stateFormat)
+	s.w.U(s.e.seq)
+	s.w.I(s.e.pendingBytes)
 	s.writeRuns()
 	s.writeProcs()
 	s.writeOrigins()
@@ -170,7 +172,7 @@ func (s *snapshotter) write() {
 // checkpoint has read well.
 type restorer struct {
 	e *engine
-	r *stateReader
+	r *state.Reader
 
 	runs      []*runState
 	runTable  []tableEntry[*runState]
@@ -199,13 +201,13 @@ func (e *engine) restore(data []byte) (err error) {
 			err = fmt.Errorf("damaged checkpoint: %v", p)
 		}
 	}()
-	d := &restorer{e: e, r: &stateReader{b: data}}
+	d := &restorer{e: e, r: state.NewReader(data)}
 	r := d.r
-	if f := r.u(); f != stateFormat {
+	if f := r.U(); f != stateFormat {
 		return fmt.Errorf("checkpoint format %d, this build reads %d", f, stateFormat)
 	}
-	e.seq = r.u()
-	e.pendingBytes = r.i()
+	e.seq = r.U()
+	e.pendingBytes = r.I()
 	for _, part := range []func() error{
 		d.readRuns, d.readProcs, d.readOrigins, d.readSynthRefs, d.readNodes, d.readHeap,
 		d.readFIFO, d.readTraceTables, d.readSplitTables, d.readServiceMap,
@@ -214,11 +216,11 @@ func (e *engine) restore(data []byte) (err error) {
 			return err
 		}
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return r.Err()
 	}
-	if len(r.b) != 0 {
-		return fmt.Errorf("%d bytes after the checkpoint's end", len(r.b))
+	if r.Left() != 0 {
+		return fmt.Errorf("%d bytes after the checkpoint's end", r.Left())
 	}
 	for _, kv := range d.runTable {
 		e.runs.Append(kv.key, kv.v)

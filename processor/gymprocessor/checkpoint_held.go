@@ -9,57 +9,59 @@ import (
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // The pending heap, slot by slot: each held span with its node, its
 // origin and where it stands.
 
 func (s *snapshotter) writeHeap() {
-	w := &s.w
-	w.u(uint64(len(s.e.heap)))
+	w := s.w
+	w.U(uint64(len(s.e.heap)))
 	for _, hs := range s.e.heap {
-		w.u(uint64(s.nodes[hs.n]))
-		w.raw(marshalSpan(hs.span))
-		w.u(uint64(s.origins[hs.origin]))
-		w.i(hs.arrival)
-		w.i(hs.deadline)
-		w.u(hs.seq)
-		w.i(hs.bytes)
-		w.u(uint64(hs.phase))
-		w.flag(hs.cut)
-		w.str(hs.cutType)
-		w.trace(hs.prev.trace)
-		w.spanID(hs.prev.span)
-		w.flag(hs.hasPrev)
+		w.U(uint64(s.nodes[hs.n]))
+		w.Raw(marshalSpan(hs.span))
+		w.U(uint64(s.origins[hs.origin]))
+		w.I(hs.arrival)
+		w.I(hs.deadline)
+		w.U(hs.seq)
+		w.I(hs.bytes)
+		w.U(uint64(hs.phase))
+		w.Flag(hs.cut)
+		w.Str(hs.cutType)
+		w.Trace(hs.prev.Trace)
+		w.Span(hs.prev.Span)
+		w.Flag(hs.hasPrev)
 		ri, rok := s.refs[hs.synth]
-		w.ref(ri, rok && hs.synth != nil)
-		w.u(uint64(hs.copies))
+		w.Ref(ri, rok && hs.synth != nil)
+		w.U(uint64(hs.copies))
 	}
 }
 
 func (d *restorer) readHeap() error {
 	r, e := d.r, d.e
-	e.heap = make(pendingHeap, r.count())
+	e.heap = make(pendingHeap, r.Count())
 	for i := range e.heap {
-		hs := &heldSpan{n: d.nodes[r.index(len(d.nodes))], heapIdx: i}
-		sp, err := unmarshalSpan(r.raw())
-		if err != nil && r.err == nil {
+		hs := &heldSpan{n: d.nodes[r.Index(len(d.nodes))], heapIdx: i}
+		sp, err := unmarshalSpan(r.Raw())
+		if err != nil && r.Err() == nil {
 			return fmt.Errorf("held span %d: %w", i, err)
 		}
 		hs.span = sp
-		hs.origin = d.origins[r.index(len(d.origins))]
-		hs.arrival, hs.deadline, hs.seq, hs.bytes = r.i(), r.i(), r.u(), r.i()
-		hs.phase, hs.cut, hs.cutType = uint8(r.u()), r.flag(), r.str()
-		hs.prev = rootRef{trace: r.trace(), span: r.spanID()}
-		hs.hasPrev = r.flag()
-		if ri := r.ref(len(d.refs)); ri >= 0 {
+		hs.origin = d.origins[r.Index(len(d.origins))]
+		hs.arrival, hs.deadline, hs.seq, hs.bytes = r.I(), r.I(), r.U(), r.I()
+		hs.phase, hs.cut, hs.cutType = uint8(r.U()), r.Flag(), r.Str()
+		hs.prev = split.RootRef{Trace: r.Trace(), Span: r.Span()}
+		hs.hasPrev = r.Flag()
+		if ri := r.Ref(len(d.refs)); ri >= 0 {
 			hs.synth = d.refs[ri]
 		}
-		hs.copies = int32(min(r.u(), math.MaxInt32))
+		hs.copies = int32(min(r.U(), math.MaxInt32))
 		hs.n.held = hs
 		e.heap[i] = hs
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 	}
 	return nil

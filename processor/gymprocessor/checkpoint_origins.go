@@ -14,49 +14,49 @@ import (
 // processes' origins and the synthesis refs that point at origins.
 
 func (s *snapshotter) writeOrigins() {
-	w := &s.w
-	w.u(uint64(len(s.infoList)))
+	w := s.w
+	w.U(uint64(len(s.infoList)))
 	for _, in := range s.infoList {
-		w.u(uint64(s.runs[in.run]))
-		w.u(uint64(s.procs[in.proc]))
-		w.str(in.service)
+		w.U(uint64(s.runs[in.run]))
+		w.U(uint64(s.procs[in.proc]))
+		w.Str(in.service)
 	}
-	w.u(uint64(len(s.originLst)))
+	w.U(uint64(len(s.originLst)))
 	for _, o := range s.originLst {
-		w.raw(marshalOrigin(o))
-		w.u(uint64(s.infos[o.info]))
+		w.Raw(marshalOrigin(o))
+		w.U(uint64(s.infos[o.info]))
 	}
 	for _, p := range s.procList { // process origins, now that origins are numbered
 		i, ok := s.origins[p.org]
-		w.ref(i, ok)
+		w.Ref(i, ok)
 	}
 }
 
 func (d *restorer) readOrigins() error {
 	r := d.r
-	d.infos = make([]*resInfo, r.count())
+	d.infos = make([]*resInfo, r.Count())
 	for i := range d.infos {
 		in := &resInfo{}
-		in.run, in.proc = d.runs[r.index(len(d.runs))], d.procs[r.index(len(d.procs))]
-		in.service = d.e.sm.intern(r.str())
+		in.run, in.proc = d.runs[r.Index(len(d.runs))], d.procs[r.Index(len(d.procs))]
+		in.service = d.e.sm.intern(r.Str())
 		d.infos[i] = in
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 	}
-	d.origins = make([]*origin, r.count())
+	d.origins = make([]*origin, r.Count())
 	for i := range d.origins {
-		rs, err := unmarshalOrigin(r.raw())
-		if err != nil && r.err == nil {
+		rs, err := unmarshalOrigin(r.Raw())
+		if err != nil && r.Err() == nil {
 			return fmt.Errorf("origin %d: %w", i, err)
 		}
-		d.origins[i] = &origin{rs: rs, info: d.infos[r.index(len(d.infos))]}
-		if r.err != nil {
-			return r.err
+		d.origins[i] = &origin{rs: rs, info: d.infos[r.Index(len(d.infos))]}
+		if r.Err() != nil {
+			return r.Err()
 		}
 	}
 	for _, p := range d.procs {
-		if oi := r.ref(len(d.origins)); oi >= 0 {
+		if oi := r.Ref(len(d.origins)); oi >= 0 {
 			p.org = d.origins[oi]
 		}
 	}
@@ -64,25 +64,25 @@ func (d *restorer) readOrigins() error {
 }
 
 func (s *snapshotter) writeSynthRefs() {
-	w := &s.w
-	w.u(uint64(len(s.refList)))
+	w := s.w
+	w.U(uint64(len(s.refList)))
 	for _, ref := range s.refList {
-		w.trace(ref.orig)
-		w.spanID(ref.span)
-		w.str(ref.origHex)
-		w.u(uint64(s.origins[ref.org]))
+		w.Trace(ref.orig)
+		w.Span(ref.span)
+		w.Str(ref.origHex)
+		w.U(uint64(s.origins[ref.org]))
 	}
 }
 
 func (d *restorer) readSynthRefs() error {
 	r := d.r
-	d.refs = make([]*rolloutSpanRef, r.count())
+	d.refs = make([]*rolloutSpanRef, r.Count())
 	for i := range d.refs {
-		ref := &rolloutSpanRef{orig: r.trace(), span: r.spanID(), origHex: r.str()}
-		ref.org = d.origins[r.index(len(d.origins))]
+		ref := &rolloutSpanRef{orig: r.Trace(), span: r.Span(), origHex: r.Str()}
+		ref.org = d.origins[r.Index(len(d.origins))]
 		d.refs[i] = ref
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 	}
 	return nil

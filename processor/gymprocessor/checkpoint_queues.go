@@ -14,49 +14,49 @@ import (
 // pending counts and job spans, in trace order.
 
 func (s *snapshotter) writeFIFO() {
-	w := &s.w
+	w := s.w
 	live := s.e.fifo.buf[s.e.fifo.head:]
-	w.u(uint64(len(live)))
+	w.U(uint64(len(live)))
 	for _, f := range live {
-		w.u(uint64(s.nodes[f.n]))
-		w.i(f.at)
-		w.u(uint64(f.seq))
+		w.U(uint64(s.nodes[f.n]))
+		w.I(f.at)
+		w.U(uint64(f.seq))
 	}
 }
 
 func (d *restorer) readFIFO() error {
 	r, e := d.r, d.e
-	e.fifo = nodeQueue{buf: make([]fifoEntry, r.count())}
+	e.fifo = nodeQueue{buf: make([]fifoEntry, r.Count())}
 	for i := range e.fifo.buf {
-		e.fifo.buf[i] = fifoEntry{n: d.nodes[r.index(len(d.nodes))], at: r.i(), seq: uint32(r.u())}
+		e.fifo.buf[i] = fifoEntry{n: d.nodes[r.Index(len(d.nodes))], at: r.I(), seq: uint32(r.U())}
 	}
 	return nil
 }
 
 func (s *snapshotter) writeTraceTables() {
-	e, w := s.e, &s.w
+	e, w := s.e, s.w
 	traces := sortedTraceKeys(e.tracePending)
-	w.u(uint64(len(traces)))
+	w.U(uint64(len(traces)))
 	for _, t := range traces {
-		w.trace(t)
-		w.i(int64(e.tracePending[t]))
+		w.Trace(t)
+		w.I(int64(e.tracePending[t]))
 	}
 	traces = sortedTraceKeys(e.jobWait)
-	w.u(uint64(len(traces)))
+	w.U(uint64(len(traces)))
 	for _, t := range traces {
-		w.trace(t)
+		w.Trace(t)
 		s.writeNodeRefs(e.jobWait[t])
 	}
 }
 
 func (d *restorer) readTraceTables() error {
 	r, e := d.r, d.e
-	for range r.count() {
-		t := r.trace()
-		e.tracePending[t] = int32(r.i())
+	for range r.Count() {
+		t := r.Trace()
+		e.tracePending[t] = int32(r.I())
 	}
-	for range r.count() {
-		t := r.trace()
+	for range r.Count() {
+		t := r.Trace()
 		e.jobWait[t] = d.readNodeRefs()
 	}
 	return nil

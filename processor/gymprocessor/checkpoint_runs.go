@@ -8,36 +8,36 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 // resource it was seen on.
 
 func (s *snapshotter) writeRuns() {
-	w := &s.w
+	w := s.w
 	inRuns := map[*runState]string{}
 	s.e.runs.Range(func(k string, r *runState) bool { inRuns[r] = k; return true })
-	w.u(uint64(len(s.runList)))
+	w.U(uint64(len(s.runList)))
 	for _, r := range s.runList {
 		k, in := inRuns[r]
-		w.flag(in)
-		w.str(k)
-		w.str(r.id)
-		w.i(r.firstSeen)
-		w.i(int64(r.held))
-		w.flag(r.evidence)
-		w.flag(false) // unused: keeps the format
-		w.flag(r.observabilityOff)
-		w.flag(r.checked)
-		w.flag(r.passThrough)
-		w.str(r.service)
-		w.flag(r.serviceOrch)
-		w.flag(r.manyService)
+		w.Flag(in)
+		w.Str(k)
+		w.Str(r.id)
+		w.I(r.firstSeen)
+		w.I(int64(r.held))
+		w.Flag(r.evidence)
+		w.Flag(false) // unused: keeps the format
+		w.Flag(r.observabilityOff)
+		w.Flag(r.checked)
+		w.Flag(r.passThrough)
+		w.Str(r.service)
+		w.Flag(r.serviceOrch)
+		w.Flag(r.manyService)
 	}
 }
 
 func (d *restorer) readRuns() error {
 	r := d.r
-	d.runs = make([]*runState, r.count())
+	d.runs = make([]*runState, r.Count())
 	for i := range d.runs {
-		in, key := r.flag(), r.str()
-		rs := &runState{id: r.str(), firstSeen: r.i(), held: int32(r.i())}
-		rs.evidence, _, rs.observabilityOff, rs.checked, rs.passThrough = r.flag(), r.flag(), r.flag(), r.flag(), r.flag()
-		rs.service, rs.serviceOrch, rs.manyService = r.str(), r.flag(), r.flag()
+		in, key := r.Flag(), r.Str()
+		rs := &runState{id: r.Str(), firstSeen: r.I(), held: int32(r.I())}
+		rs.evidence, _, rs.observabilityOff, rs.checked, rs.passThrough = r.Flag(), r.Flag(), r.Flag(), r.Flag(), r.Flag()
+		rs.service, rs.serviceOrch, rs.manyService = r.Str(), r.Flag(), r.Flag()
 		d.runs[i] = rs
 		if in {
 			d.runTable = append(d.runTable, tableEntry[*runState]{key, rs})
@@ -49,32 +49,32 @@ func (d *restorer) readRuns() error {
 // writeProcs writes the processes; their origins follow the origins
 // (writeOrigins).
 func (s *snapshotter) writeProcs() {
-	w := &s.w
+	w := s.w
 	inProcs := map[*procState]string{}
 	s.e.procs.Range(func(k string, p *procState) bool { inProcs[p] = k; return true })
-	w.u(uint64(len(s.procList)))
+	w.U(uint64(len(s.procList)))
 	for _, p := range s.procList {
 		k, in := inProcs[p]
-		w.flag(in)
-		w.str(k)
-		w.flag(false) // unused (two flags): keeps the format
-		w.flag(false)
-		w.i(int64(p.held))
-		w.str(p.orgScope)
+		w.Flag(in)
+		w.Str(k)
+		w.Flag(false) // unused (two flags): keeps the format
+		w.Flag(false)
+		w.I(int64(p.held))
+		w.Str(p.orgScope)
 	}
 }
 
 func (d *restorer) readProcs() error {
 	r := d.r
-	d.procs = make([]*procState, r.count())
+	d.procs = make([]*procState, r.Count())
 	for i := range d.procs {
-		in, key := r.flag(), r.str()
-		_, _ = r.flag(), r.flag() // unused
-		p := &procState{held: int32(r.i()), orgScope: r.str()}
+		in, key := r.Flag(), r.Str()
+		_, _ = r.Flag(), r.Flag() // unused
+		p := &procState{held: int32(r.I()), orgScope: r.Str()}
 		d.procs[i] = p
 		if in {
 			d.procTable = append(d.procTable, tableEntry[*procState]{key, p})
 		}
 	}
-	return r.err
+	return r.Err()
 }

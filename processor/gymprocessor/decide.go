@@ -3,6 +3,8 @@
 
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
+import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
+
 // Reasons a span leaves without a rollout (metric attribute "reason").
 const (
 	reasonWait             = iota // its wait ran out
@@ -120,13 +122,8 @@ func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
 		}
 	}
 	if e.split {
-		k := rolloutKey(hs.origin.info.run.id, n.key.trace)
-		ref := rootRef{trace: e.tids.get(k, n.rollout), span: n.key.span}
-		if cut {
-			e.jobs.add(n.key.trace, ref, e.now)
-		}
-		e.roots.put(k, n.rollout, ref)
-		if !e.linkPreviousAttempt(hs) {
+		e.sp.Root(hs.origin.info.run.id, n.key.trace, n.key.span, n.rollout, cut, e.now)
+		if !e.linkPreviousAttempt(hs, false) {
 			// Not seen yet: after an outage a sender's retries can bring
 			// it after its successor's.
 			e.setDeadline(hs, phaseAttempt, e.dl.previousAttemptRoot(e.now))
@@ -139,12 +136,11 @@ func (e *engine) finalizeRoot(n *node, cut bool, linkType string) {
 // linkPreviousAttempt gives the root hs of a re-dispatched attempt its link
 // to the previous attempt's root, when that is known. It reports false when
 // hs is such a root and the previous one is not known.
-func (e *engine) linkPreviousAttempt(hs *heldSpan) bool {
-	prev, ok := previousAttempt(hs.n.rollout)
-	if !ok {
+func (e *engine) linkPreviousAttempt(hs *heldSpan, waited bool) bool {
+	if _, ok := split.PreviousAttempt(hs.n.rollout); !ok {
 		return true
 	}
-	hs.prev, hs.hasPrev = e.roots.get(rolloutKey(hs.origin.info.run.id, hs.n.key.trace), prev)
+	hs.prev, hs.hasPrev = e.sp.PreviousRoot(hs.origin.info.run.id, hs.n.key.trace, hs.n.rollout, waited)
 	return hs.hasPrev
 }
 

@@ -4,9 +4,12 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // spanEdit is the attribute and id rewrite of one leaving span (design
@@ -28,7 +31,7 @@ type spanEdit struct {
 	root    bool // the rollout's root: marked with nemo.gym.rollout.root
 	// A job span's count of and links to the roots cut from its trace.
 	jobCount int
-	jobLinks []rootRef
+	jobLinks []split.RootRef
 }
 
 // clientEdit is a CLIENT span synthesized above a SERVER span (§4.4): its
@@ -57,8 +60,8 @@ func (e *engine) planRollout(ed *spanEdit, sp ptrace.Span, info *resInfo, rollou
 	}
 	ed.split = true
 	ed.orig = orig
-	ed.origHex = e.hexOf(orig)
-	ed.tid = e.tids.get(rolloutKey(info.run.id, orig), rollout)
+	ed.origHex = e.sp.Hex(orig)
+	ed.tid = e.tidOf(info.run.id, orig, rollout)
 	if hs != nil && (hs.cut || hs.hasPrev) {
 		ed.hs = hs
 	}
@@ -121,8 +124,8 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 				}
 				if hs.hasPrev {
 					l := sp.Links().AppendEmpty()
-					l.SetTraceID(hs.prev.trace)
-					l.SetSpanID(hs.prev.span)
+					l.SetTraceID(hs.prev.Trace)
+					l.SetSpanID(hs.prev.Span)
 					l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
 				}
 			}
@@ -135,8 +138,8 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 		attrs.PutInt(attrSplitRollouts, int64(ed.jobCount))
 		for _, ref := range ed.jobLinks {
 			l := sp.Links().AppendEmpty()
-			l.SetTraceID(ref.trace)
-			l.SetSpanID(ref.span)
+			l.SetTraceID(ref.Trace)
+			l.SetSpanID(ref.Span)
 			l.Attributes().PutStr(attrLinkType, linkTypeRollout)
 		}
 	}
@@ -151,7 +154,7 @@ func (ce *clientEdit) apply(rolloutAttr string) {
 	c.SetKind(ptrace.SpanKindClient)
 	c.SetStartTimestamp(server.StartTimestamp())
 	c.SetEndTimestamp(server.EndTimestamp())
-	method := httpMethod(server.Attributes())
+	method := evidence.Method(server.Attributes())
 	if method != "" {
 		c.SetName("HTTP " + method)
 	} else {

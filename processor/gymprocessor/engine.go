@@ -9,9 +9,12 @@ import (
 	"math"
 	"slices"
 
-	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // maxWalk bounds every walk up a parent chain (cycles, very deep chains).
@@ -22,7 +25,7 @@ const maxWalk = 4096
 // unix nanoseconds taken from the processor's clock.
 type engine struct {
 	cfg      *Config
-	ev       *evidenceFinder
+	ev       *evidence.Finder
 	sm       *serviceMap
 	jobNames map[string]struct{}
 	split    bool
@@ -42,10 +45,7 @@ type engine struct {
 	procs *bounded.Table[string, *procState]
 	runs  *bounded.Table[string, *runState]
 
-	jobs  jobTable
-	roots rootTable
-	tids  tidCache
-	hexes map[pcommon.TraceID]string
+	sp *split.Split // the split's tables and memos (§4.3)
 
 	now int64
 	r   *round
@@ -67,7 +67,10 @@ type engine struct {
 }
 
 func newEngine(cfg *Config) (*engine, error) {
-	ev, err := newEvidenceFinder(cfg)
+	ev, err := evidence.New(evidence.Config{
+		Attribute: cfg.RolloutAttribute, URLAttributes: cfg.URLAttributes, URLPrefix: cfg.URLPrefix,
+		Pattern: cfg.RolloutIDPattern, ModelRoutes: cfg.ModelRoutes,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +87,10 @@ func newEngine(cfg *Config) (*engine, error) {
 		jobWait:      make(map[pcommon.TraceID][]*node),
 		procs:        newProcTable(),
 		runs:         newRunTable(cfg),
-		jobs:         newJobTable(cfg.Split),
-		roots:        newRootTable(cfg.Split),
-		tids:         tidCache{m: make(map[tidKey]pcommon.TraceID), max: 1 << 16},
-		hexes:        make(map[pcommon.TraceID]string),
+		sp: split.New(split.Config{
+			MaxJobLinks: cfg.Split.MaxJobLinks, MaxTrackedJobs: cfg.Split.MaxTrackedJobs,
+			MaxTrackedRoots: cfg.Split.MaxTrackedRoots, JobTTL: int64(cfg.Split.JobTTL),
+		}),
 	}
 	for _, n := range cfg.JobSpanNames {
 		e.jobNames[n] = struct{}{}
@@ -102,6 +105,7 @@ func (e *engine) begin(out ptrace.Traces, now int64) {
 
 func (e *engine) end() *round {
 	r := e.r
+	r.linksMissed += e.sp.TakeCounts().LinksMissed
 	e.r = nil
 	return r
 }
@@ -133,7 +137,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 		keyed := e.dueOrder[:0]
 		for _, hs := range batch {
 			if hs.phase == minPhase {
-				keyed = append(keyed, attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs})
+				keyed = append(keyed, attemptOrder{attempt: split.AttemptIndex(hs.n.candidate()), hs: hs})
 			} else {
 				heap.Push(&e.heap, hs)
 			}
@@ -159,7 +163,7 @@ func (e *engine) flush(now int64, shutdown bool) *round {
 	if cap(e.due) > maxKeptDue {
 		e.due, e.dueOrder = nil, nil // after a huge flush (shutdown, a bound)
 	}
-	e.jobs.expire(now)
+	e.sp.Expire(now)
 	e.enforceIndexBounds()
 	return e.end()
 }

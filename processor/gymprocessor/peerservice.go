@@ -10,8 +10,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/hostport"
-
-	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
 )
 
 // peer.service on CLIENT spans (design §4.4): the service a host:port is,
@@ -145,16 +143,6 @@ func (e *engine) planPeerService(ed *spanEdit, child string) {
 		ed.peer, ed.hasPeer = v, true
 		e.r.peerSet[src]++
 	}
-}
-
-// httpMethod is the SERVER span's request method, or "".
-func httpMethod(attrs pcommon.Map) string {
-	for _, k := range []string{attrHTTPMethod, string(oldconventions.HTTPMethodKey)} {
-		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-			return strings.ToUpper(v.Str())
-		}
-	}
-	return ""
 }
 
 // learnPeer learns the service at hp from a SERVER span, and lets the CLIENT

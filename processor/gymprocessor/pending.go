@@ -7,6 +7,8 @@ import (
 	"container/heap"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // origin is the resource and scope a held span came with. It is copied once
@@ -156,7 +158,7 @@ type heldSpan struct {
 	phase    uint8
 	cut      bool
 	cutType  string
-	prev     rootRef
+	prev     split.RootRef
 	hasPrev  bool
 	synth    *rolloutSpanRef // gym.rollout to synthesize a CLIENT parent below
 	copies   int32           // unchanged copies that arrived while it was held (resent.go)
@@ -263,9 +265,7 @@ func (e *engine) giveUp(hs *heldSpan) {
 	case phaseSynth:
 		e.r.synthMissed++
 	case phaseAttempt:
-		if !e.linkPreviousAttempt(hs) {
-			e.r.linksMissed++
-		}
+		e.linkPreviousAttempt(hs, true) // leaving without it is counted
 	}
 	e.emit(hs.n)
 	if hs.phase == phasePeer {

@@ -102,9 +102,9 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 }
 
 func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
-	sf := spanFacts{ev: e.ev.find(sp.Attributes()), orig: spanOriginalTrace(sp)}
+	sf := spanFacts{ev: e.ev.Find(sp.Attributes()), orig: spanOriginalTrace(sp)}
 	if sf.ev == "" {
-		sf.observabilityOff = e.ev.observabilityOffSign(sp)
+		sf.observabilityOff = e.ev.ObservabilityOffSign(sp)
 	}
 	if sid := sp.SpanID(); !sid.IsEmpty() {
 		// Most spans arrive before any child names them: their node is
@@ -121,4 +121,13 @@ func (e *engine) spanFacts(sp ptrace.Span) spanFacts {
 		sf.serverHP = hostport.Server(sp.Attributes())
 	}
 	return sf
+}
+
+// spanOriginalTrace returns the trace id the span had before any gym
+// processor rewrote it: nemo.gym.original_trace_id when valid, else its own.
+func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {
+	if id, ok := gymconv.OriginalTraceID(sp.Attributes()); ok {
+		return id
+	}
+	return sp.TraceID()
 }

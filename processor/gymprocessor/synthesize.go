@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // Synthesized CLIENT parents (design §4.4): a SERVER span whose caller sent
@@ -21,7 +22,7 @@ import (
 // (8 raw bytes)), never all zero.
 func syntheticSpanID(t pcommon.TraceID, serverID pcommon.SpanID) pcommon.SpanID {
 	var id pcommon.SpanID
-	hashID(id[:], syntheticSpanDomain, t[:], serverID[:])
+	split.DeriveID(id[:], syntheticSpanDomain, t[:], serverID[:])
 	return id
 }
 
@@ -105,7 +106,7 @@ func (e *engine) wantsRolloutParent(n *node) bool {
 // gym.rollout (which may hang below it; that would be a cycle).
 func (e *engine) holdForRolloutParent(n *node) {
 	info := e.curInfo
-	tid := e.tids.get(rolloutKey(info.run.id, n.key.trace), n.rollout)
+	tid := e.tidOf(info.run.id, n.key.trace, n.rollout)
 	e.hold(n, phaseSynth, e.dl.rolloutParent(e.now))
 	ent := e.sm.table.entry(tid)
 	if ent.ref != nil {
@@ -137,7 +138,7 @@ func (e *engine) rolloutSpanLeft(sp ptrace.Span, tid pcommon.TraceID, n *node, o
 		}
 		org = e.curOrg
 	}
-	ent.ref = &rolloutSpanRef{orig: n.key.trace, span: sp.SpanID(), origHex: e.hexOf(n.key.trace), org: org}
+	ent.ref = &rolloutSpanRef{orig: n.key.trace, span: sp.SpanID(), origHex: e.sp.Hex(n.key.trace), org: org}
 	ws := ent.waiters
 	ent.waiters = nil
 	for _, w := range ws {
