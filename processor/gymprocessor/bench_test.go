@@ -436,7 +436,7 @@ func BenchmarkRetainedPerPendingSpan(b *testing.B) {
 		runtime.GC()
 		retained := heapInUse() - base
 		p.mu.Lock()
-		pending := len(p.eng.heap)
+		pending := p.eng.core.Pending()
 		p.mu.Unlock()
 		require.Equal(b, n, pending)
 		b.ReportMetric(float64(retained)/float64(pending), "retained-B/pending-span")

@@ -25,8 +25,13 @@ type spanEdit struct {
 	orig    pcommon.TraceID
 	origHex string          // hex of orig, written unless the span has a valid one
 	tid     pcommon.TraceID // T'
-	hs      *heldSpan       // cut and previous-attempt links; nil if none
-	peer    string          // peer.service to set, when hasPeer
+	// A cut from its parent (a link of type cutType to it), the link to its
+	// previous attempt's root.
+	cut     bool
+	cutType string
+	prev    split.RootRef
+	hasPrev bool
+	peer    string // peer.service to set, when hasPeer
 	hasPeer bool
 	root    bool // the rollout's root: marked with nemo.gym.rollout.root
 	// A job span's count of and links to the roots cut from its trace.
@@ -35,7 +40,7 @@ type spanEdit struct {
 }
 
 // clientEdit is a CLIENT span synthesized above a SERVER span (§4.4): its
-// id, parent and resource are decided under the lock (synthesizeParent),
+// id, parent and resource are decided under the lock (the repair's plan),
 // its fields, and the SERVER span's new parent, written after it.
 type clientEdit struct {
 	client, server ptrace.Span
@@ -44,27 +49,6 @@ type clientEdit struct {
 	serverService  string
 	origHex        string
 	rollout        string
-}
-
-// planRollout decides the rollout rewrite of sp, whose original trace id is
-// orig, into ed. The span's attributes are not read: orig is what
-// spanOriginalTrace read when the span arrived.
-func (e *engine) planRollout(ed *spanEdit, sp ptrace.Span, info *resInfo, rollout string, orig pcommon.TraceID, hs *heldSpan) {
-	ed.rollout = rollout
-	ed.extra = 2
-	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
-		ed.extra = 3 // peer.service follows: one growth instead of two
-	}
-	if !e.split {
-		return
-	}
-	ed.split = true
-	ed.orig = orig
-	ed.origHex = e.sp.Hex(orig)
-	ed.tid = e.tidOf(info.run.id, orig, rollout)
-	if hs != nil && (hs.cut || hs.hasPrev) {
-		ed.hs = hs
-	}
 }
 
 // traceID is the span's trace id once ed is applied.
@@ -113,21 +97,19 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 				attrs.PutStr(gymconv.OriginalTraceAttribute, ed.origHex)
 			}
 			sp.SetTraceID(ed.tid)
-			if hs := ed.hs; hs != nil {
-				if hs.cut {
-					parent := sp.ParentSpanID()
-					sp.SetParentSpanID(pcommon.SpanID{})
-					l := sp.Links().AppendEmpty()
-					l.SetTraceID(ed.orig)
-					l.SetSpanID(parent)
-					l.Attributes().PutStr(attrLinkType, hs.cutType)
-				}
-				if hs.hasPrev {
-					l := sp.Links().AppendEmpty()
-					l.SetTraceID(hs.prev.Trace)
-					l.SetSpanID(hs.prev.Span)
-					l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
-				}
+			if ed.cut {
+				parent := sp.ParentSpanID()
+				sp.SetParentSpanID(pcommon.SpanID{})
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(ed.orig)
+				l.SetSpanID(parent)
+				l.Attributes().PutStr(attrLinkType, ed.cutType)
+			}
+			if ed.hasPrev {
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(ed.prev.Trace)
+				l.SetSpanID(ed.prev.Span)
+				l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
 			}
 		}
 	}

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymprocessor
+package rollout
 
 import (
 	"testing"
@@ -15,15 +15,15 @@ import (
 // (every key the same hash, so every second key goes to the overflow map).
 func TestSpanIndexMatchesMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		x := newSpanIndex()
+		x := newIndex()
 		if rapid.Bool().Draw(t, "collide") {
 			x.seed[3] = 0 // fold(_, 0) == 0: all keys collide
 		}
-		model := map[spanKey]*node{}
-		key := func(label string) spanKey {
-			var k spanKey
-			k.trace[0] = byte(rapid.IntRange(0, 2).Draw(t, label+"T"))
-			k.span[0] = byte(rapid.IntRange(0, 5).Draw(t, label+"S"))
+		model := map[Key]*Node{}
+		key := func(label string) Key {
+			var k Key
+			k.Trace[0] = byte(rapid.IntRange(0, 2).Draw(t, label+"T"))
+			k.Span[0] = byte(rapid.IntRange(0, 5).Draw(t, label+"S"))
 			return k
 		}
 		for i, n := 0, rapid.IntRange(1, 200).Draw(t, "ops"); i < n; i++ {
@@ -31,10 +31,10 @@ func TestSpanIndexMatchesMap(t *testing.T) {
 			switch rapid.IntRange(0, 2).Draw(t, "op") {
 			case 0:
 				if model[k] == nil {
-					nd := &node{key: k}
-					got, taken := x.get(x.hash(k), k)
+					nd := &Node{key: k}
+					got, taken := x.get(x.Hash(k), k)
 					require.Nil(t, got)
-					x.put(x.hash(k), nd, taken)
+					x.put(x.Hash(k), nd, taken)
 					model[k] = nd
 				}
 			case 1:
@@ -43,23 +43,23 @@ func TestSpanIndexMatchesMap(t *testing.T) {
 					delete(model, k)
 				}
 			}
-			got, _ := x.get(x.hash(k), k)
+			got, _ := x.get(x.Hash(k), k)
 			require.Same(t, model[k], got, "get %v", k)
 			require.Equal(t, len(model), x.len())
 		}
 		for k, nd := range model {
-			got, _ := x.get(x.hash(k), k)
+			got, _ := x.get(x.Hash(k), k)
 			require.Same(t, nd, got)
 		}
 	})
 }
 
 func TestSpanIndexHashIsKeyed(t *testing.T) {
-	a, b := newSpanIndex(), newSpanIndex()
-	k := spanKey{span: [8]byte{1}}
-	require.Equal(t, a.hash(k), a.hash(k))
-	require.NotEqual(t, a.hash(k), b.hash(k), "two processes share no seed")
+	a, b := newIndex(), newIndex()
+	k := Key{Span: [8]byte{1}}
+	require.Equal(t, a.Hash(k), a.Hash(k))
+	require.NotEqual(t, a.Hash(k), b.Hash(k), "two processes share no seed")
 	k2 := k
-	k2.trace[15] = 1
-	require.NotEqual(t, a.hash(k), a.hash(k2))
+	k2.Trace[15] = 1
+	require.NotEqual(t, a.Hash(k), a.Hash(k2))
 }
