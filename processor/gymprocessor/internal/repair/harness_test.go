@@ -50,7 +50,7 @@ func newOwner(cfg Config) *owner {
 	return o
 }
 
-func (o *owner) Hold(s rollout.Slot) int64 { o.held[s] = o.cur; return 100 }
+func (o *owner) Hold(s rollout.Slot) int64  { o.held[s] = o.cur; return 100 }
 func (o *owner) TakeCopy(rollout.Slot) bool { return false }
 func (o *owner) Arrived(n *rollout.Node)    { o.r.Arrived(n, &o.cur.s) }
 
