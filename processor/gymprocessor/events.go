@@ -69,27 +69,27 @@ func (e *engine) Rooted(n *rollout.Node, run *rollout.Run, cut bool) bool {
 // and the split and the repair say what it gets.
 func (e *engine) Left(d rollout.Departure) {
 	var sp ptrace.Span
-	var s repair.Span
+	var s *repair.Span
 	if d.Slot == rollout.Current {
-		sp, s = e.cur.span, e.cur.facts.repair
+		sp, s = e.cur.span, &e.cur.facts.repair
 	} else {
 		hs := e.held.take(d.Slot)
-		sp, s = hs.span, hs.facts
+		sp, s = hs.span, &hs.facts
 		s.Origin = hs.origin
 		e.r.leave(hs.origin, sp, hs.copies)
 	}
 	ed := spanEdit{sp: sp}
 	switch {
 	case d.Rollout != "":
-		e.planRollout(&ed, &d, &s)
+		e.planRollout(&ed, &d, s)
 	case d.Job && e.cfg.Split.Enabled:
 		ed.jobCount, ed.jobLinks = e.split.JobLinks(d.Key.Trace)
 	}
 	var pl repair.Plan
 	if d.Unindexed || d.PassedThrough {
-		pl = e.repair.Unindexed(&s)
+		pl = e.repair.Unindexed(s)
 	} else {
-		pl = e.repair.Left(&d, &s, ed.traceID())
+		pl = e.repair.Left(&d, s, ed.traceID())
 	}
 	ed.peer, ed.hasPeer = pl.PeerService, pl.HasPeer
 	if pl.HasSynth {

@@ -4,9 +4,10 @@
 package repair
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
@@ -82,17 +83,9 @@ func (o *owner) Left(d rollout.Departure) {
 	o.order = append(o.order, sp.id)
 }
 
-func id8(name string) (id [8]byte) {
-	sum := sha256.Sum256([]byte("span/" + name))
-	copy(id[:], sum[:])
-	return id
-}
+func id8(name string) [8]byte { return gymtest.SpanID(name) }
 
-func id16(name string) (id [16]byte) {
-	sum := sha256.Sum256([]byte("trace/" + name))
-	copy(id[:], sum[:])
-	return id
-}
+func id16(name string) [16]byte { return gymtest.TraceID(name) }
 
 func (o *owner) arrive(now int64, spans ...*tspan) {
 	o.c.Begin(now)

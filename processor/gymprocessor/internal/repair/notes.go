@@ -39,11 +39,12 @@ func setNote(n *rollout.Node, nt note) {
 	case nt == (note{}):
 		n.SetNote(nil)
 	default:
-		if p, ok := n.Note().(*note); ok {
-			*p = nt
-			return
+		p, ok := n.Note().(*note)
+		if !ok {
+			p = new(note) // not &nt: nt would escape on every call
 		}
-		n.SetNote(&nt)
+		*p = nt
+		n.SetNote(p)
 	}
 }
 

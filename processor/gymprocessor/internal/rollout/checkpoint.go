@@ -41,9 +41,7 @@ func (c *Core) Snapshot() *Snapshot {
 	n := c.idx.len() + len(c.heap)
 	s := &Snapshot{c: c, ids: make(map[*Node]int, n), nodes: make([]*Node, 0, n), runs: map[*Run]int{}}
 	c.runs.Range(func(_ string, r *Run) bool { s.run(r); return true })
-	for _, n := range c.idx.m {
-		s.Add(n)
-	}
+	c.idx.m.each(s.Add)
 	for _, n := range c.idx.ovf {
 		s.Add(n)
 	}
@@ -83,7 +81,7 @@ func (s *Snapshot) Add(n *Node) {
 		}
 		s.ids[n] = len(s.nodes)
 		s.nodes = append(s.nodes, n)
-		for _, w := range n.waiters {
+		for _, w := range n.waiters() {
 			s.Add(w)
 		}
 	}
@@ -134,23 +132,27 @@ func (s *Snapshot) encodeNodes(w *state.Writer, nc NoteCodec) {
 		in, _ := c.idx.get(c.idx.Hash(n.key), n.key)
 		w.Flag(in == n && !n.removed)
 		w.Str(n.rollout)
-		w.Str(n.below.id)
 		w.U(uint64(n.fifoSeq))
 		w.U(uint64(n.state))
 		w.U(uint64(n.how))
-		for _, f := range []bool{n.below.conflict, n.job, n.settled, n.waiting, n.late, n.removed, n.root, n.named} {
+		for _, f := range []bool{n.job, n.settled, n.waiting, n.late, n.removed, n.root, n.named} {
 			w.Flag(f)
 		}
-		w.I(int64(n.nWait))
 		w.I(n.end)
-		w.I(n.reqStart)
+		w.Flag(n.wait != nil)
+		if ws := n.wait; ws != nil {
+			w.Str(ws.below.id)
+			w.Flag(ws.below.conflict)
+			w.I(int64(ws.nWait))
+			w.I(ws.reqStart)
+		}
 		nc.EncodeNote(w, n.note)
 	}
 	for _, n := range s.nodes {
 		pi, ok := s.ids[n.parent]
 		w.Ref(pi, ok && n.parent != nil)
-		w.Flag(n.waiters != nil)
-		s.encodeRefs(w, n.waiters)
+		w.Flag(n.waiters() != nil)
+		s.encodeRefs(w, n.waiters())
 	}
 }
 
@@ -310,12 +312,15 @@ func (d *restorer) nodes(nc NoteCodec) {
 	for i := range d.list {
 		n := &Node{key: Key{Trace: r.Trace(), Span: r.Span()}}
 		in := r.Flag()
-		n.rollout, n.below.id = r.Str(), r.Str()
+		n.rollout = r.Str()
 		n.fifoSeq, n.state, n.how = uint32(r.U()), nodeState(r.U()), How(r.U())
-		for _, f := range []*bool{&n.below.conflict, &n.job, &n.settled, &n.waiting, &n.late, &n.removed, &n.root, &n.named} {
+		for _, f := range []*bool{&n.job, &n.settled, &n.waiting, &n.late, &n.removed, &n.root, &n.named} {
 			*f = r.Flag()
 		}
-		n.nWait, n.end, n.reqStart = int32(r.I()), r.I(), r.I()
+		n.end = r.I()
+		if r.Flag() {
+			n.wait = &waitState{below: summary{id: r.Str(), conflict: r.Flag()}, nWait: int32(r.I()), reqStart: r.I()}
+		}
 		n.note = nc.DecodeNote(r)
 		d.list[i] = n
 		if in {
@@ -332,7 +337,7 @@ func (d *restorer) nodes(nc NoteCodec) {
 		notNil := r.Flag()
 		ws := d.refs()
 		if notNil {
-			n.waiters = ws
+			n.ws().waiters = ws
 		}
 		if r.Err() != nil {
 			return

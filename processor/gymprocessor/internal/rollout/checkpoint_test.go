@@ -137,12 +137,7 @@ func TestPropertyCheckpointRestoreIsExact(t *testing.T) {
 // A checkpoint cut short is refused, never half-applied, never a panic.
 func TestCheckpointCutShortIsRefused(t *testing.T) {
 	o := newRecorder(testConfig())
-	o.arrive(0, "run",
-		span{id: "job", trace: "t", job: true},
-		span{id: "root", parent: "job", trace: "t"},
-		span{id: "r", parent: "root", trace: "t", evidence: "1-0"},
-		span{id: "orphan", parent: "absent", trace: "t"},
-	)
+	o.arrive(0, "run", shutdownSpans()...)
 	w := state.NewWriter(0)
 	o.c.Snapshot().Encode(w, noNotes{})
 	b := w.Bytes()

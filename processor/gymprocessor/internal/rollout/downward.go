@@ -14,7 +14,7 @@ func (c *Core) register(n *Node) {
 	if n.waiting || n.parent == nil {
 		return
 	}
-	p := n.parent
+	p := n.parent.ws()
 	if p.waiters == nil {
 		p.waiters = make([]*Node, 0, 4) // POST /run's ASGI children: one allocation
 	}
@@ -28,11 +28,11 @@ func (c *Core) register(n *Node) {
 // upward decision found nothing, leaves now in none too; an upward child
 // learns whether it is cut.
 func (c *Core) notifyWaiters(n *Node) {
-	if len(n.waiters) == 0 {
+	if len(n.waiters()) == 0 {
 		return
 	}
-	ws := n.waiters
-	n.waiters = nil
+	ws := n.wait.waiters
+	n.wait.waiters = nil
 	for _, w := range ws {
 		if !w.waiting || w.parent != n || w.held == nil {
 			continue
@@ -48,7 +48,7 @@ func (c *Core) notifyWaiters(n *Node) {
 	}
 	// Those still waiting stay, after any registered meanwhile; with none
 	// registered, they are compacted in place.
-	kept, inPlace := n.waiters, len(n.waiters) == 0
+	kept, inPlace := n.wait.waiters, len(n.wait.waiters) == 0
 	if inPlace {
 		kept = ws[:0]
 	}
@@ -63,7 +63,7 @@ func (c *Core) notifyWaiters(n *Node) {
 	case inPlace:
 		clear(ws[len(kept):])
 	}
-	n.waiters = kept
+	n.wait.waiters = kept
 }
 
 // dropLeftWaiters compacts p's waiter list to the children still waiting.
@@ -72,15 +72,16 @@ func (c *Core) notifyWaiters(n *Node) {
 // node per rollout for the whole run. Compacting when over half the list
 // has left keeps it within twice the children waiting, at amortized O(1).
 func dropLeftWaiters(p *Node) {
-	kept := p.waiters[:0]
-	for _, w := range p.waiters {
+	ws := p.wait
+	kept := ws.waiters[:0]
+	for _, w := range ws.waiters {
 		if w.waiting && w.parent == p {
 			kept = append(kept, w)
 		}
 	}
-	clear(p.waiters[len(kept):])
+	clear(ws.waiters[len(kept):])
 	if len(kept) == 0 {
 		kept = nil
 	}
-	p.waiters = kept
+	ws.waiters = kept
 }

@@ -74,11 +74,11 @@ func TestAbsentParentDoesNotKeepLeftChildren(t *testing.T) {
 	job, _ := o.c.idx.get(o.c.idx.Hash(Key{Trace: traceID("job"), Span: spanID("job")}), Key{Trace: traceID("job"), Span: spanID("job")})
 	require.NotNil(t, job)
 	longest, waiting := 0, int32(0)
-	for _, n := range o.c.idx.m {
-		if len(n.waiters) > longest {
-			longest, waiting = len(n.waiters), n.nWait
+	o.c.idx.m.each(func(n *Node) {
+		if len(n.waiters()) > longest {
+			longest, waiting = len(n.waiters()), n.wait.nWait
 		}
-	}
+	})
 	t.Logf("%d rollouts: longest waiter list %d (%d still waiting), %d spans pending", rollouts, longest, waiting, o.c.Pending())
 	assert.LessOrEqual(t, longest, 2*int(waiting)+8, "a waiter list holds at most twice the children still waiting")
 	assert.Less(t, longest, rollouts/10, "left children are not kept")

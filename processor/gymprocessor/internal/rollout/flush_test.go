@@ -36,12 +36,7 @@ func TestFlushTakesEarlierAttemptsFirst(t *testing.T) {
 // everything leaves.
 func TestFlushAtShutdown(t *testing.T) {
 	o := newRecorder(testConfig())
-	o.arrive(0, "run",
-		span{id: "job", trace: "t", job: true},
-		span{id: "root", parent: "job", trace: "t"},
-		span{id: "r", parent: "root", trace: "t", evidence: "1-0"},
-		span{id: "orphan", parent: "absent", trace: "t"},
-	)
+	o.arrive(0, "run", shutdownSpans()...)
 	o.tick(sec, true)
 	assert.Zero(t, o.c.Pending())
 	assert.Equal(t, "1-0", o.rollout("root"), "upward candidates settle")

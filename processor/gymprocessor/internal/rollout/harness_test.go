@@ -4,9 +4,10 @@
 package rollout
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"time"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
 
 // A core driven by spans named in words, with an owner that records what
@@ -31,16 +32,19 @@ type span struct {
 	start, end        int64
 }
 
-func spanID(name string) (id [8]byte) {
-	sum := sha256.Sum256([]byte("span/" + name))
-	copy(id[:], sum[:])
-	return id
-}
+func spanID(name string) [8]byte { return gymtest.SpanID(name) }
 
-func traceID(name string) (id [16]byte) {
-	sum := sha256.Sum256([]byte("trace/" + name))
-	copy(id[:], sum[:])
-	return id
+func traceID(name string) [16]byte { return gymtest.TraceID(name) }
+
+// shutdownSpans are a job span, a root below it, and a span whose parent
+// never comes: what a shutdown must let go.
+func shutdownSpans() []span {
+	return []span{
+		{id: "job", trace: "t", job: true},
+		{id: "root", parent: "job", trace: "t"},
+		{id: "r", parent: "root", trace: "t", evidence: "1-0"},
+		{id: "orphan", parent: "absent", trace: "t"},
+	}
 }
 
 // recorder is an Owner that records the core's events; decided and rooted,

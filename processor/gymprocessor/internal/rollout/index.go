@@ -32,56 +32,72 @@ func fold(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// index maps span keys to nodes. The map holds only the 64-bit hashes,
-// which it hashes and compares far more cheaply than 24-byte keys. A key
-// whose hash another key already holds (about never) lives in an overflow
-// map.
+// index maps span keys to nodes. Its table holds only the 64-bit hashes,
+// which it compares far more cheaply than 24-byte keys. A key whose hash
+// another key already holds (about never) lives in an overflow map.
 type index struct {
 	Hasher
-	m   map[uint64]*Node
+	m   table
 	ovf map[Key]*Node
+	// last is where the last lookup that missed ended, for the put that
+	// follows it (lastHash): a span's entry costs one probe sequence.
+	last     int
+	lastHash uint64
+	lastOK   bool
 }
 
 func newIndex() index {
-	return index{Hasher: newHasher(), m: make(map[uint64]*Node), ovf: make(map[Key]*Node)}
+	return index{Hasher: newHasher(), m: newTable(), ovf: make(map[Key]*Node)}
 }
 
 // get returns the node of k, whose hash is h, or nil; and whether another
 // key holds h (for put).
 func (x *index) get(h uint64, k Key) (*Node, bool) {
-	n := x.m[h]
-	if n != nil && n.key == k {
-		return n, true
+	i, found := x.m.find(h)
+	if found {
+		if n := x.m.slots[i].n; n.key == k {
+			return n, true
+		}
+	} else {
+		x.last, x.lastHash, x.lastOK = i, h, true
 	}
 	if len(x.ovf) > 0 {
 		if o := x.ovf[k]; o != nil {
 			return o, true
 		}
 	}
-	return nil, n != nil
+	return nil, found
 }
 
 // put indexes n under its key, whose hash is h; the key is not indexed, and
 // taken is what get said about h.
 func (x *index) put(h uint64, n *Node, taken bool) {
+	n.hash = h
 	if taken {
 		x.ovf[n.key] = n
 		return
 	}
-	x.m[h] = n
+	if x.lastOK && x.lastHash == h {
+		x.lastOK = false
+		x.m.putAt(x.last, h, n)
+		return
+	}
+	x.lastOK = false // another hash's slot may be the one remembered
+	x.m.put(h, n)
 }
 
 // del removes n, which is indexed.
 func (x *index) del(n *Node) {
-	h := x.Hash(n.key)
-	if len(x.ovf) == 0 || x.m[h] == n {
-		delete(x.m, h)
+	x.lastOK = false
+	h := n.hash
+	if len(x.ovf) == 0 || x.m.get(h) == n {
+		x.m.del(h)
 		return
 	}
 	delete(x.ovf, n.key)
 }
 
-func (x *index) len() int { return len(x.m) + len(x.ovf) }
+func (x *index) len() int { return x.m.n + len(x.ovf) }
 
 // fifoEntry queues nodes that may leave the index (left, or placeholders).
 type fifoEntry struct {
@@ -132,7 +148,7 @@ func (c *Core) trimIndex() {
 		if f.seq != n.fifoSeq || n.state == stPending || n.removed {
 			continue
 		}
-		if n.nWait > 0 {
+		if n.wait != nil && n.wait.nWait > 0 {
 			c.fifo.push(n, c.now)
 			continue
 		}

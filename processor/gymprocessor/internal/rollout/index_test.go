@@ -63,3 +63,38 @@ func TestSpanIndexHashIsKeyed(t *testing.T) {
 	k2.Trace[15] = 1
 	require.NotEqual(t, a.Hash(k), a.Hash(k2))
 }
+
+// The table against a map: random puts, gets and deletes over few slots
+// (hashes that collide in their home slot and wrap around the end), so
+// that backward-shift deletion meets every case.
+func TestTableMatchesMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tb := table{slots: make([]tslot, 8)}
+		model := map[uint64]*Node{}
+		for i, n := 0, rapid.IntRange(1, 300).Draw(t, "ops"); i < n; i++ {
+			h := uint64(rapid.IntRange(0, 40).Draw(t, "h"))
+			if rapid.Bool().Draw(t, "home") {
+				h = h<<3 | 7 // home slot 7: sequences that wrap
+			}
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 0:
+				if model[h] == nil {
+					nd := &Node{hash: h}
+					tb.put(h, nd)
+					model[h] = nd
+				}
+			case 1:
+				tb.del(h)
+				delete(model, h)
+			}
+			require.Same(t, model[h], tb.get(h), "get %d", h)
+			require.Equal(t, len(model), tb.n)
+		}
+		for h, nd := range model {
+			require.Same(t, nd, tb.get(h))
+		}
+		seen := 0
+		tb.each(func(*Node) { seen++ })
+		require.Equal(t, len(model), seen)
+	})
+}

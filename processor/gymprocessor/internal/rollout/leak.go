@@ -29,7 +29,7 @@ package rollout // import "github.com/otelcol-gym/otelcol-gym/processor/gymproce
 func (c *Core) judgeRequestParent(n *Node, start int64) {
 	p := n.parent
 	if p.state == stAbsent {
-		n.reqStart = start
+		n.ws().reqStart = start
 		if c.leakPending == nil {
 			c.leakPending = make(map[*Node][]*Node)
 		}
@@ -59,8 +59,8 @@ func (c *Core) judgeWaitingRequests(p *Node) {
 	}
 	delete(c.leakPending, p)
 	for _, w := range ws {
-		start := w.reqStart
-		w.reqStart = 0
+		start := w.wait.reqStart
+		w.wait.reqStart = 0
 		if w.parent != p {
 			continue
 		}
@@ -79,7 +79,7 @@ func (c *Core) detachLeaked(w *Node) {
 	c.counts.LeakedContexts++
 	if w.waiting {
 		w.waiting = false
-		p.nWait--
+		p.wait.nWait--
 	}
 	e := w.held
 	if e == nil {

@@ -37,8 +37,8 @@ func (c *Core) leave(n *Node, gaveUp bool) {
 	if n.waiting {
 		n.waiting = false
 		p := n.parent
-		p.nWait--
-		if len(p.waiters) > 8 && len(p.waiters) > 2*int(p.nWait) {
+		p.wait.nWait--
+		if len(p.wait.waiters) > 8 && len(p.wait.waiters) > 2*int(p.wait.nWait) {
 			dropLeftWaiters(p)
 		}
 	}

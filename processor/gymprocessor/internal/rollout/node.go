@@ -34,26 +34,69 @@ const (
 // still decided downward. Its fields are the core's; the parts read what
 // they need through its methods.
 type Node struct {
-	key      Key
-	parent   *Node // the parent's node (placeholder if it has not arrived); nil if none
-	held     *entry
-	rollout  string  // "" when in no rollout (yet)
+	key     Key
+	hash    uint64 // key's index hash
+	parent  *Node  // the parent's node (placeholder if it has not arrived); nil if none
+	held    *entry
+	wait    *waitState // nil until something waits on it or below it
+	rollout string     // "" when in no rollout (yet)
+	note    any        // a part's note about the span (Note)
+	end     int64      // the span's end, once it arrived (unix ns)
+	fifoSeq uint32
+	state   nodeState
+	how     How
+	job     bool
+	settled bool // its settle deadline has passed
+	waiting bool // registered in parent's waiters
+	late    bool // a child left while this node was absent
+	removed bool // dropped from the index
+	root    bool // decided to be its rollout's root (root.go)
+	named   bool // the span names a parent (it may have been detached from it, leak.go)
+}
+
+// waitState is the bookkeeping of a span that something waits on or below:
+// what is below it (the upward rule), the children waiting for its decision
+// (the downward rule), a request's pending verdict (leak.go). A span decided
+// as it arrives, Gym's common case, never needs one: its index entry is all
+// it costs.
+type waitState struct {
 	below    summary // rollouts of the spans below, nearest decided ones (upward.go)
 	waiters  []*Node // children held while this node is undecided (downward.go)
-	note     any     // a part's note about the span (Note)
-	end      int64   // the span's end, once it arrived (unix ns)
-	reqStart int64   // a request waiting for its local parent's verdict: its start (leak.go); else 0
-	fifoSeq  uint32
 	nWait    int32
-	state    nodeState
-	how      How
-	job      bool
-	settled  bool // its settle deadline has passed
-	waiting  bool // registered in parent.waiters
-	late     bool // a child left while this node was absent
-	removed  bool // dropped from the index
-	root     bool // decided to be its rollout's root (root.go)
-	named    bool // the span names a parent (it may have been detached from it, leak.go)
+	reqStart int64 // a request waiting for its local parent's verdict: its start (leak.go); else 0
+}
+
+// ws is n's wait state, made when first needed.
+func (n *Node) ws() *waitState {
+	if n.wait == nil {
+		n.wait = &waitState{}
+	}
+	return n.wait
+}
+
+// below is the summary of the rollouts below n.
+func (n *Node) below() summary {
+	if n.wait == nil {
+		return summary{}
+	}
+	return n.wait.below
+}
+
+// waiters are the children waiting for n's decision.
+func (n *Node) waiters() []*Node {
+	if n.wait == nil {
+		return nil
+	}
+	return n.wait.waiters
+}
+
+// reqStart is the start of a request waiting for its local parent's
+// verdict, else 0.
+func (n *Node) reqStart() int64 {
+	if n.wait == nil {
+		return 0
+	}
+	return n.wait.reqStart
 }
 
 // NewNode returns a fresh node for an arriving span. The processor
@@ -99,7 +142,7 @@ func (n *Node) candidate() string {
 	if n.rollout != "" {
 		return n.rollout
 	}
-	return n.below.id
+	return n.below().id
 }
 
 // contribution is what this node tells its parent about the rollouts below:
@@ -108,7 +151,7 @@ func (n *Node) contribution() summary {
 	if n.rollout != "" {
 		return summary{id: n.rollout}
 	}
-	return n.below
+	return n.below()
 }
 
 // Slot is where the owner keeps the span's data while it is held, else

@@ -32,7 +32,7 @@ func (c *Core) resolveRoot(n *Node, force bool) {
 		c.finalizeRoot(n, true, t)
 		return
 	}
-	if force || p.below.conflict || n.held == nil {
+	if force || p.below().conflict || n.held == nil {
 		c.finalizeRoot(n, true, LinkParent)
 		return
 	}

@@ -48,16 +48,17 @@ func (c *Core) propagateUp(n *Node) {
 	}
 	var ready []*Node
 	for ch, p, depth := n, n.parent, 0; p != nil && depth < maxWalk; ch, p, depth = p, p.parent, depth+1 {
-		if ch.reqStart != 0 {
+		if ch.reqStart() != 0 {
 			break // a request whose local parent's verdict is pending (leak.go)
 		}
-		if !p.below.merge(sum) || p.rollout != "" || p.state == stAbsent {
+		// A span with a rollout hides what is below it: nothing to merge.
+		if p.rollout != "" || !p.ws().below.merge(sum) || p.state == stAbsent {
 			break
 		}
 		if p.how == HowUndecided && p.settled && p.held != nil {
 			ready = append(ready, p)
 		}
-		sum = p.below
+		sum = p.wait.below
 	}
 	for _, p := range ready {
 		if p.how == HowUndecided && p.held != nil {
@@ -72,11 +73,11 @@ func (c *Core) settleDecision(n *Node) bool {
 	switch {
 	case n.job:
 		return false
-	case n.below.conflict:
+	case n.below().conflict:
 		c.releaseNone(n, ReasonConflict)
 		return true
-	case n.below.id != "":
-		c.decide(n, n.below.id, HowUpward)
+	case n.below().id != "":
+		c.decide(n, n.below().id, HowUpward)
 		return true
 	}
 	return false

@@ -41,17 +41,25 @@ func (c *traceIDs) get(k, rollout string) [16]byte {
 }
 
 // hexes memoizes the hex of original trace ids: every span of a job trace
-// shares one.
-type hexes map[[16]byte]string
+// shares one, and the spans of one trace come in runs.
+type hexes struct {
+	m       map[[16]byte]string
+	last    [16]byte
+	lastHex string
+}
 
-func (h hexes) of(id [16]byte) string {
-	if s, ok := h[id]; ok {
-		return s
+func (h *hexes) of(id [16]byte) string {
+	if h.lastHex != "" && h.last == id {
+		return h.lastHex
 	}
-	if len(h) >= maxHexes {
-		clear(h)
+	s, ok := h.m[id]
+	if !ok {
+		if len(h.m) >= maxHexes {
+			clear(h.m)
+		}
+		s = hex.EncodeToString(id[:])
+		h.m[id] = s
 	}
-	s := hex.EncodeToString(id[:])
-	h[id] = s
+	h.last, h.lastHex = id, s
 	return s
 }

@@ -50,7 +50,7 @@ func New(cfg Config) *Split {
 		jobs:  newJobTable(cfg.MaxTrackedJobs, cfg.MaxJobLinks, cfg.JobTTL),
 		roots: newRootTable(cfg.MaxTrackedRoots),
 		tids:  traceIDs{m: make(map[rootKey][16]byte)},
-		hexes: make(hexes),
+		hexes: hexes{m: make(map[[16]byte]string)},
 	}
 }
 

@@ -93,18 +93,13 @@ func (r *Reader) Fail(err error) {
 	r.b = nil
 }
 
-func (r *Reader) U() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.Fail(ErrTruncated)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *Reader) U() uint64 { return varint(r, binary.Uvarint) }
 
-func (r *Reader) I() int64 {
-	v, n := binary.Varint(r.b)
+func (r *Reader) I() int64 { return varint(r, binary.Varint) }
+
+// varint reads a varint with decode (binary.Uvarint or binary.Varint).
+func varint[T uint64 | int64](r *Reader, decode func([]byte) (T, int)) T {
+	v, n := decode(r.b)
 	if n <= 0 {
 		r.Fail(ErrTruncated)
 		return 0
