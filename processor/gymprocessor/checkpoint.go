@@ -98,7 +98,6 @@ func (e *engine) encodeHeld(w *state.Writer, oc *originCodec) {
 		w.U(uint64(i))
 		w.Raw(marshalSpan(hs.span))
 		oc.EncodeOrigin(w, hs.origin)
-		w.Str(hs.runID)
 		w.U(uint64(hs.copies))
 	}
 	w.U(uint64(e.procs.Len()))
@@ -118,15 +117,16 @@ func (e *engine) restoreHeld(r *state.Reader, oc *originCodec) error {
 		if err != nil && r.Err() == nil {
 			return fmt.Errorf("held span %d: %w", i, err)
 		}
-		hs := heldSpan{span: sp, origin: oc.decode(r), runID: r.Str(), copies: int32(min(r.U(), math.MaxInt32))}
+		hs := heldSpan{span: sp, origin: oc.decode(r), copies: int32(min(r.U(), math.MaxInt32))}
 		if r.Err() != nil {
 			return r.Err()
 		}
 		if hs.origin == nil {
 			return errors.New("a held span without its origin")
 		}
-		e.repairFacts(sp, sp.Kind(), &hs.facts)
-		hs.facts.Service = hs.origin.service
+		var s repair.Span
+		e.repairFacts(sp, sp.Kind(), &s)
+		hs.facts = keepFacts(&s)
 		e.held[i] = hs
 	}
 	for range r.Count() {

@@ -28,7 +28,7 @@ func (e *engine) Hold(s rollout.Slot) int64 {
 	if c.org == nil {
 		c.org = newOrigin(c.rs, c.ss, c.info.service)
 	}
-	hs := heldSpan{span: ptrace.NewSpan(), origin: c.org, runID: c.info.run.ID(), facts: c.facts.repair}
+	hs := heldSpan{span: ptrace.NewSpan(), origin: c.org, facts: keepFacts(&c.facts.repair)}
 	c.span.MoveTo(hs.span)
 	e.held.put(s, hs)
 	return estimateSpanBytes(hs.span)
@@ -46,12 +46,12 @@ func (e *engine) Arrived(n *rollout.Node) {
 }
 
 // Decided lets the repair hold a span decided directly or downward.
-func (e *engine) Decided(n *rollout.Node) bool {
+func (e *engine) Decided(n *rollout.Node, run *rollout.Run) bool {
 	if slot := n.Slot(); slot != rollout.Current {
-		hs := &e.held[slot]
-		return e.repair.Decided(n, &hs.facts, hs.runID)
+		s := e.held[slot].repairSpan()
+		return e.repair.Decided(n, &s, run.ID())
 	}
-	return e.repair.Decided(n, &e.cur.facts.repair, e.cur.info.run.ID())
+	return e.repair.Decided(n, &e.cur.facts.repair, run.ID())
 }
 
 // Rooted records a rollout root in the split, and holds it while its
@@ -74,8 +74,8 @@ func (e *engine) Left(d rollout.Departure) {
 		sp, s = e.cur.span, &e.cur.facts.repair
 	} else {
 		hs := e.held.take(d.Slot)
-		sp, s = hs.span, &hs.facts
-		s.Origin = hs.origin
+		rs := hs.repairSpan()
+		sp, s = hs.span, &rs
 		e.r.leave(hs.origin, sp, hs.copies)
 	}
 	ed := spanEdit{sp: sp}

@@ -45,9 +45,30 @@ func newOrigin(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, service string) *o
 type heldSpan struct {
 	span   ptrace.Span
 	origin *origin
-	runID  string
-	facts  repair.Span
+	facts  heldFacts
 	copies int32 // unchanged copies that arrived while it was held (resent.go)
+}
+
+// heldFacts is what a held span keeps of its facts for the repair (its
+// service and origin are its origin's; the host:port it was reached at was
+// learned when it arrived).
+type heldFacts struct {
+	clientHP                                         string
+	kind                                             repair.Kind
+	noParent, synthetic, rolloutSpan, hasPeerService bool
+}
+
+func keepFacts(s *repair.Span) heldFacts {
+	return heldFacts{clientHP: s.ClientHP, kind: s.Kind, noParent: s.NoParent, synthetic: s.Synthetic, rolloutSpan: s.RolloutSpan, hasPeerService: s.HasPeerService}
+}
+
+// repairSpan is what the repair reads of the held span.
+func (hs *heldSpan) repairSpan() repair.Span {
+	f := &hs.facts
+	return repair.Span{
+		Kind: f.kind, Service: hs.origin.service, NoParent: f.noParent, Synthetic: f.synthetic, RolloutSpan: f.rolloutSpan,
+		ClientHP: f.clientHP, HasPeerService: f.hasPeerService, Origin: hs.origin,
+	}
 }
 
 // heldSpans are the held spans by slot (rollout.Slot).

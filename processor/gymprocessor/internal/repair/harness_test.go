@@ -55,7 +55,7 @@ func (o *owner) Hold(s rollout.Slot) int64  { o.held[s] = o.cur; return 100 }
 func (o *owner) TakeCopy(rollout.Slot) bool { return false }
 func (o *owner) Arrived(n *rollout.Node)    { o.r.Arrived(n, &o.cur.s) }
 
-func (o *owner) Decided(n *rollout.Node) bool {
+func (o *owner) Decided(n *rollout.Node, _ *rollout.Run) bool {
 	sp := o.cur
 	if s := n.Slot(); s != rollout.Current {
 		sp = o.held[s]

@@ -25,7 +25,7 @@ type nopOwner struct{}
 func (nopOwner) Hold(Slot) int64               { return 100 }
 func (nopOwner) TakeCopy(Slot) bool            { return false }
 func (nopOwner) Arrived(*Node)                 {}
-func (nopOwner) Decided(*Node) bool            { return false }
+func (nopOwner) Decided(*Node, *Run) bool      { return false }
 func (nopOwner) Rooted(*Node, *Run, bool) bool { return false }
 func (nopOwner) Left(Departure)                {}
 

@@ -368,7 +368,7 @@ func (d *restorer) heap() {
 	}
 	c.heap = make(pendingHeap, r.Count())
 	for i := range c.heap {
-		e := &entry{n: d.list[r.Index(len(d.list))], run: d.rlist[r.Index(len(d.rlist))], heapIdx: i}
+		e := &entry{n: d.list[r.Index(len(d.list))], run: d.rlist[r.Index(len(d.rlist))], heapIdx: int32(i)}
 		e.slot = Slot(r.U())
 		e.arrival, e.deadline, e.seq, e.bytes = r.I(), r.I(), r.U(), r.I()
 		e.phase, e.cut, e.cutLink = Phase(r.U()), r.Flag(), LinkType(r.U())

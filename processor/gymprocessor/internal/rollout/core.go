@@ -38,9 +38,10 @@ type Owner interface {
 	TakeCopy(s Slot) bool
 	// Arrived tells that an indexed span arrived, before it is placed.
 	Arrived(n *Node)
-	// Decided tells that n got its rollout directly or downward and would
-	// leave now; a part may hold it (Hold) first. It reports whether one did.
-	Decided(n *Node) bool
+	// Decided tells that n, of run, got its rollout directly or downward and
+	// would leave now; a part may hold it (Hold) first. It reports whether
+	// one did.
+	Decided(n *Node, run *Run) bool
 	// Rooted tells that the held span n was decided as its rollout's root
 	// (cut from its parent or not, with the split on); a part may keep
 	// holding it (Hold). It reports whether one did.

@@ -14,12 +14,20 @@ func (c *Core) decide(n *Node, rollout string, h How) {
 	switch {
 	case h == HowUpward:
 		c.resolveRoot(n, false)
-	case c.owner.Decided(n):
+	case c.owner.Decided(n, c.runOf(n)):
 	default:
 		c.emit(n)
 	}
 	c.propagateUp(n)
 	c.notifyWaiters(n)
+}
+
+// runOf is the run of n, held or arriving now.
+func (c *Core) runOf(n *Node) *Run {
+	if n.held != nil {
+		return n.held.run
+	}
+	return c.curRun
 }
 
 // releaseNone lets n leave in no rollout, as it stands (design §4.2: its

@@ -74,7 +74,7 @@ func (o *recorder) Hold(s Slot) int64 {
 func (o *recorder) TakeCopy(Slot) bool { return false }
 func (o *recorder) Arrived(*Node)      {}
 
-func (o *recorder) Decided(n *Node) bool {
+func (o *recorder) Decided(n *Node, _ *Run) bool {
 	if o.decided != nil {
 		return o.decided(n)
 	}

@@ -16,7 +16,7 @@ func (c *Core) leave(n *Node, gaveUp bool) {
 	d := Departure{Node: n, Slot: Current, Key: n.key, Rollout: n.rollout, How: n.how, Root: n.root, Job: n.job, GaveUp: gaveUp}
 	if e := n.held; e != nil {
 		if e.heapIdx >= 0 {
-			heap.Remove(&c.heap, e.heapIdx)
+			heap.Remove(&c.heap, int(e.heapIdx))
 		}
 		c.pendingBytes -= e.bytes
 		e.run.held--

@@ -34,12 +34,12 @@ const Current Slot = -1
 type entry struct {
 	n        *Node
 	run      *Run
-	slot     Slot
 	arrival  int64
 	deadline int64
 	seq      uint64
 	bytes    int64
-	heapIdx  int // -1 when not in the heap
+	heapIdx  int32 // -1 when not in the heap
+	slot     Slot
 	phase    Phase
 	cut      bool
 	cutLink  LinkType
@@ -57,12 +57,12 @@ func (h pendingHeap) Less(i, j int) bool {
 }
 func (h pendingHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].heapIdx = int32(i)
+	h[j].heapIdx = int32(j)
 }
 func (h *pendingHeap) Push(x any) {
 	e := x.(*entry)
-	e.heapIdx = len(*h)
+	e.heapIdx = int32(len(*h))
 	*h = append(*h, e)
 }
 func (h *pendingHeap) Pop() any {
@@ -113,7 +113,7 @@ func (c *Core) setDeadline(e *entry, phase Phase, deadline int64) {
 	e.phase = phase
 	e.deadline = deadline
 	if e.heapIdx >= 0 {
-		heap.Fix(&c.heap, e.heapIdx)
+		heap.Fix(&c.heap, int(e.heapIdx))
 	} else {
 		heap.Push(&c.heap, e)
 	}
