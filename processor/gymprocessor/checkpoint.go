@@ -124,9 +124,12 @@ func (e *engine) restoreHeld(r *state.Reader, oc *originCodec) error {
 		if hs.origin == nil {
 			return errors.New("a held span without its origin")
 		}
+		// What prepare read from the span when it arrived, read again.
 		var s repair.Span
 		e.repairFacts(sp, sp.Kind(), &s)
 		hs.facts = keepFacts(&s)
+		_, hs.edit.rolloutInAttr = e.ev.Find(sp.Attributes())
+		_, hs.edit.hasOrig = spanOriginalTrace(sp)
 		e.held[i] = hs
 	}
 	for range r.Count() {

@@ -19,12 +19,15 @@ import (
 // writes (the bulk of the rewrite's cost) run in parallel across callers.
 type spanEdit struct {
 	sp      ptrace.Span
-	rollout string // the rollout attribute to set; "" for none
+	rollout string // the span's rollout; "" for none
 	extra   int    // attributes the rewrite adds, to grow the map once
-	split   bool   // the per-rollout trace rewrite applies
-	orig    pcommon.TraceID
-	origHex string          // hex of orig, written unless the span has a valid one
-	tid     pcommon.TraceID // T'
+	// putRollout: the rollout attribute is written (it does not hold it
+	// already); putOrig: nemo.gym.original_trace_id is (the span has none).
+	putRollout, putOrig bool
+	split               bool // the per-rollout trace rewrite applies
+	orig                pcommon.TraceID
+	origHex             string          // hex of orig, written unless the span has a valid one
+	tid                 pcommon.TraceID // T'
 	// A cut from its parent (a link of type cutType to it), the link to its
 	// previous attempt's root.
 	cut     bool
@@ -85,15 +88,17 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 	sp := ed.sp
 	attrs := sp.Attributes()
 	if ed.rollout != "" {
-		attrs.EnsureCapacity(attrs.Len() + ed.extra)
-		if v, ok := attrs.Get(rolloutAttr); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != ed.rollout {
+		if ed.extra > 0 {
+			attrs.EnsureCapacity(attrs.Len() + ed.extra)
+		}
+		if ed.putRollout {
 			attrs.PutStr(rolloutAttr, ed.rollout)
 		}
 		if ed.root {
 			attrs.PutBool(gymconv.RolloutRootAttribute, true)
 		}
 		if ed.split {
-			if _, hasOrig := gymconv.OriginalTraceID(attrs); !hasOrig {
+			if ed.putOrig {
 				attrs.PutStr(gymconv.OriginalTraceAttribute, ed.origHex)
 			}
 			sp.SetTraceID(ed.tid)

@@ -28,7 +28,7 @@ func (e *engine) Hold(s rollout.Slot) int64 {
 	if c.org == nil {
 		c.org = newOrigin(c.rs, c.ss, c.info.service)
 	}
-	hs := heldSpan{span: ptrace.NewSpan(), origin: c.org, facts: keepFacts(&c.facts.repair)}
+	hs := heldSpan{span: ptrace.NewSpan(), origin: c.org, facts: keepFacts(&c.facts.repair), edit: c.facts.edit}
 	c.span.MoveTo(hs.span)
 	e.held.put(s, hs)
 	return estimateSpanBytes(hs.span)
@@ -70,18 +70,19 @@ func (e *engine) Rooted(n *rollout.Node, run *rollout.Run, cut bool) bool {
 func (e *engine) Left(d rollout.Departure) {
 	var sp ptrace.Span
 	var s *repair.Span
+	var ef editFacts
 	if d.Slot == rollout.Current {
-		sp, s = e.cur.span, &e.cur.facts.repair
+		sp, s, ef = e.cur.span, &e.cur.facts.repair, e.cur.facts.edit
 	} else {
 		hs := e.held.take(d.Slot)
 		rs := hs.repairSpan()
-		sp, s = hs.span, &rs
+		sp, s, ef = hs.span, &rs, hs.edit
 		e.r.leave(hs.origin, sp, hs.copies)
 	}
 	ed := spanEdit{sp: sp}
 	switch {
 	case d.Rollout != "":
-		e.planRollout(&ed, &d, s)
+		e.planRollout(&ed, &d, s, ef)
 	case d.Job && e.cfg.Split.Enabled:
 		ed.jobCount, ed.jobLinks = e.split.JobLinks(d.Key.Trace)
 	}
@@ -105,11 +106,13 @@ func (e *engine) Left(d rollout.Departure) {
 // split T', the original trace id, the cut's and the previous attempt's
 // links. The span's attributes are not read: its original trace id is what
 // prepare read when it arrived.
-func (e *engine) planRollout(ed *spanEdit, d *rollout.Departure, s *repair.Span) {
+func (e *engine) planRollout(ed *spanEdit, d *rollout.Departure, s *repair.Span, ef editFacts) {
 	ed.rollout = d.Rollout
-	ed.extra = 2
+	ed.putRollout = !ef.rolloutInAttr
+	ed.putOrig = e.cfg.Split.Enabled && !ef.hasOrig
+	ed.extra = b2i(ed.putRollout) + b2i(ed.putOrig)
 	if e.cfg.ServiceMap.Enabled && s.Kind == repair.KindClient {
-		ed.extra = 3 // peer.service follows: one growth instead of two
+		ed.extra++ // peer.service follows: one growth instead of two
 	}
 	if d.Node != nil {
 		// The top span decided upward, or, where nothing above it joined the
@@ -140,6 +143,13 @@ func (e *engine) planRollout(ed *spanEdit, d *rollout.Departure, s *repair.Span)
 		waited := d.GaveUp && d.Phase == rollout.HoldPreviousAttempt
 		ed.prev, ed.hasPrev = e.split.PreviousRoot(run, d.Key.Trace, d.Rollout, waited)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // synthesize appends to the round, in the origin the repair chose, a

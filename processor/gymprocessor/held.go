@@ -46,6 +46,7 @@ type heldSpan struct {
 	span   ptrace.Span
 	origin *origin
 	facts  heldFacts
+	edit   editFacts
 	copies int32 // unchanged copies that arrived while it was held (resent.go)
 }
 

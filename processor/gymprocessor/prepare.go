@@ -44,7 +44,15 @@ type resFacts struct {
 type spanFacts struct {
 	core   rollout.Facts
 	repair repair.Span // but for Service and Origin, which the engine sets
-	held   bool        // set by the engine: the span left its batch (held, or a copy of a held one)
+	edit   editFacts
+	held   bool // set by the engine: the span left its batch (held, or a copy of a held one)
+}
+
+// editFacts is what the rewrite of a span needs not write: its rollout
+// attribute holds its rollout already (its direct evidence), it has a
+// valid nemo.gym.original_trace_id.
+type editFacts struct {
+	rolloutInAttr, hasOrig bool
 }
 
 var factsPool = sync.Pool{New: func() any { return new(batchFacts) }}
@@ -100,8 +108,10 @@ func (e *engine) resourceFacts(res pcommon.Resource, scope int) resFacts {
 func (e *engine) spanFacts(sp ptrace.Span, sf *spanFacts) {
 	attrs := sp.Attributes()
 	cf := &sf.core
-	cf.Evidence = e.ev.Find(attrs)
-	cf.Key = rollout.Key{Trace: spanOriginalTrace(sp), Span: sp.SpanID()}
+	cf.Evidence, sf.edit.rolloutInAttr = e.ev.Find(attrs)
+	var orig pcommon.TraceID
+	orig, sf.edit.hasOrig = spanOriginalTrace(sp)
+	cf.Key = rollout.Key{Trace: orig, Span: sp.SpanID()}
 	if cf.Evidence == "" {
 		cf.ObservabilityOff = e.ev.ObservabilityOffSign(sp)
 	}
@@ -148,12 +158,13 @@ func (e *engine) repairFacts(sp ptrace.Span, kind ptrace.SpanKind, rf *repair.Sp
 }
 
 // spanOriginalTrace returns the trace id the span had before any gym
-// processor rewrote it: nemo.gym.original_trace_id when valid, else its own.
-func spanOriginalTrace(sp ptrace.Span) pcommon.TraceID {
+// processor rewrote it: nemo.gym.original_trace_id when valid (has), else
+// its own.
+func spanOriginalTrace(sp ptrace.Span) (id pcommon.TraceID, has bool) {
 	if id, ok := gymconv.OriginalTraceID(sp.Attributes()); ok {
-		return id
+		return id, true
 	}
-	return sp.TraceID()
+	return sp.TraceID(), false
 }
 
 // isSynthetic reports whether a span was synthesized by a gym processor.

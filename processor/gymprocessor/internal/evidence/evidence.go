@@ -69,11 +69,12 @@ func CompilePattern(p string) (*regexp.Regexp, error) {
 }
 
 // Find returns the rollout id the span with attributes attrs names
-// directly, or "". The returned string never aliases a larger attribute
-// value.
-func (f *Finder) Find(attrs pcommon.Map) string {
+// directly, or "", and whether it is the span's rollout attribute (which
+// then needs no rewrite). The returned string never aliases a larger
+// attribute value.
+func (f *Finder) Find(attrs pcommon.Map) (rollout string, inAttribute bool) {
 	if v, ok := attrs.Get(f.attr); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-		return v.Str()
+		return v.Str(), true
 	}
 	for _, k := range f.urlAttrs {
 		v, ok := attrs.Get(k)
@@ -81,11 +82,11 @@ func (f *Finder) Find(attrs pcommon.Map) string {
 			continue
 		}
 		if v.Type() != pcommon.ValueTypeStr {
-			return ""
+			return "", false
 		}
-		return f.FromURL(v.Str())
+		return f.FromURL(v.Str()), false
 	}
-	return ""
+	return "", false
 }
 
 // FromURL returns R from the first "/<prefix>/R/" in u whose R matches the

@@ -48,7 +48,9 @@ func TestEvidence(t *testing.T) {
 	for _, c := range cases {
 		m := pcommon.NewMap()
 		require.NoError(t, m.FromRaw(c.attrs))
-		assert.Equal(t, c.want, f.Find(m), "%v", c.attrs)
+		got, inAttr := f.Find(m)
+		assert.Equal(t, c.want, got, "%v", c.attrs)
+		assert.Equal(t, c.want == "12-3", inAttr, "%v: only the first case names it in the attribute", c.attrs)
 	}
 
 	cfg := gymConfig()
@@ -59,9 +61,13 @@ func TestEvidence(t *testing.T) {
 	require.NoError(t, err)
 	m := pcommon.NewMap()
 	m.PutStr("url.path", "/r/x1/r/42/v")
-	assert.Equal(t, "42", f.Find(m))
+	got, inAttr := f.Find(m)
+	assert.Equal(t, "42", got)
+	assert.False(t, inAttr)
 	m.PutStr("rid", "z")
-	assert.Equal(t, "z", f.Find(m))
+	got, inAttr = f.Find(m)
+	assert.Equal(t, "z", got)
+	assert.True(t, inAttr)
 }
 
 func TestCompilePattern(t *testing.T) {
