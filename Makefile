@@ -7,12 +7,18 @@ OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
-# `make run ARGS='--config config/jaeger.yaml'`. The recipe execs the binary,
-# so it is make's own child: Ctrl-C reaches it from the terminal, and a
-# SIGTERM to make is passed on to it by make (`go run` would not pass it on,
-# and the collector would be left running with its ports held).
-run: collector
-	exec $(BIN)/otelcol-gym $(ARGS)
+# `make run ARGS='--config config/jaeger.yaml'`. The recipe execs
+# internal/foreground, so the collector is make's own child and gets make's
+# SIGTERM (`go run` would not pass it on). On a terminal, foreground gives the
+# collector a process group of its own that owns the terminal, so Ctrl-C
+# reaches the collector alone and make exits with its status (0 after a clean
+# stop) instead of 130. After a SIGTERM to make itself, make exits 143 however
+# cleanly the collector stopped: GNU make re-raises it (docs/development.md).
+run: collector $(BIN)/foreground
+	exec $(BIN)/foreground $(BIN)/otelcol-gym $(ARGS)
+
+$(BIN)/foreground: $(wildcard internal/foreground/*.go)
+	$(GO) build -o $@ ./internal/foreground
 
 collector:
 	$(GO) build -o $(BIN)/otelcol-gym ./cmd/otelcol-gym
@@ -40,7 +46,7 @@ test: build vet lint
 	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(PKGS)
 	$(MAKE) fuzz
 
-# The real NeMo Gym end to end (issue #17; README "Real NeMo Gym"): the pinned Python venv,
+# The real NeMo Gym end to end (issue #17; e2e/README.md): the pinned Python venv,
 # made once and cached outside the repo by e2e/realgym/setup-venv.sh, then the e2e tests that
 # need it (TestRealGym*, TestConsole*Python*), which skip in `make test`. They run in a network
 # namespace of their own with only loopback up: Ray binds the machine's address otherwise, and
@@ -71,8 +77,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzServiceNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/servicemap
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
+	$(GO) test -run '^$$' -fuzz '^FuzzRowReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzScanLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzMayHoldRoute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
+	$(GO) test -run '^$$' -fuzz '^FuzzOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/timesplit
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned
 # ocb, and each component's internal/metadata, generated_*_test.go, documentation.md and

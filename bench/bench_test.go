@@ -306,7 +306,7 @@ func TestQuantileAndMedian(t *testing.T) {
 
 func TestConfigsRender(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"A", "B", "C", "Cstorage", "Cprime", "Cgenai", "Cjoin", "D", "sink"} {
+	for _, name := range []string{"A", "B", "C", "Cstorage", "Cprime", "Cgenai", "Cjoin", "Cnosplit", "D", "sink"} {
 		p := filepath.Join(dir, name+".yaml")
 		require.NoError(t, renderConfig(name, ports{GRPC: 1, HTTP: 2, Metrics: 3, SinkGRPC: 4, Pprof: 5, Out: "/tmp/x"}, p))
 		raw, err := os.ReadFile(p)

@@ -788,7 +788,7 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 			"--concurrency", strconv.Itoa(h.o.gymsimConcurrency), "--protocol", "grpc",
 			"--endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC), "--blocking",
 			"--run-id", fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "p"), r.Rep), "--truth", truth}
-		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" {
+		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" || r.Pipeline == "Cn" {
 			// Gym's capture lines beside the spans, for Cg's join (C gets
 			// them too, so that the two differ only in the collector).
 			args = append(args, "--capture-dir", p.Out)

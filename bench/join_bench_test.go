@@ -104,18 +104,9 @@ func BenchmarkCaptureJoin(b *testing.B) {
 	rec := recordForJoin(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			var cpu [2]time.Duration // without, with the join
-			for i := 0; i < b.N; i++ {
-				for k := range 2 {
-					which := (i + k) % 2 // 0: C, 1: Cj
-					// The label tells the two apart in a -cpuprofile (pprof
-					// -tagfocus 'pipeline=^Cj$'): the pipelines' goroutines
-					// started within inherit it.
-					pprof.Do(context.Background(), pprof.Labels("pipeline", []string{"C", "Cj"}[which]), func(context.Context) {
-						cpu[which] += runJoinPipeline(b, rec, which == 1, callers)
-					})
-				}
-			}
+			cpu := alternate(b, "pipeline", [2]string{"C", "Cj"}, func(which int) time.Duration {
+				return runJoinPipeline(b, rec, which == 1, callers)
+			})
 			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.total) }
 			b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
 			b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
@@ -162,29 +153,13 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 
 	b.StartTimer()
 	before := processCPU()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(rec.bodies); i = int(next.Add(1) - 1) {
-				req := ptraceotlp.NewExportRequest()
-				if err := req.UnmarshalProto(rec.bodies[i]); err != nil {
-					errs <- err
-					return
-				}
-				if err := gym.ConsumeTraces(ctx, req.Traces()); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	require.NoError(b, <-errs)
+	require.NoError(b, feed(callers, len(rec.bodies), func(i int) error {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(rec.bodies[i]); err != nil {
+			return err
+		}
+		return gym.ConsumeTraces(ctx, req.Traces())
+	}))
 	for i := len(components) - 1; i >= 0; i-- { // the gym processor first
 		require.NoError(b, components[i].Shutdown(ctx))
 	}
@@ -201,6 +176,48 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 	}
 	b.StartTimer()
 	return cpu
+}
+
+// alternate runs run(0) and run(1) b.N times each, in turn (0 first in even
+// iterations, 1 first in odd ones, so that a drift of the machine falls on
+// both alike), and returns the sum of each one's result (its CPU time). The
+// pprof label key = names[which] tells the two apart in a -cpuprofile
+// (pprof -tagfocus 'pipeline=^Cj$'): the goroutines started within inherit
+// it.
+func alternate(b *testing.B, key string, names [2]string, run func(which int) time.Duration) [2]time.Duration {
+	var cpu [2]time.Duration
+	for i := 0; i < b.N; i++ {
+		for k := range 2 {
+			which := (i + k) % 2
+			pprof.Do(context.Background(), pprof.Labels(key, names[which]), func(context.Context) {
+				cpu[which] += run(which)
+			})
+		}
+	}
+	return cpu
+}
+
+// feed calls consume(i) for every i below n from callers goroutines at once,
+// each taking the next i, and returns the first error.
+func feed(callers, n int, consume func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := consume(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // factoryHost hands out the gym processor's factory, as a collector's host

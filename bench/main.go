@@ -180,7 +180,7 @@ const (
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "D": "D", "G": "G"}
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "Cn": "Cnosplit", "D": "D", "G": "G"}
 
 func splitList(s string) []string {
 	var out []string

@@ -14,8 +14,9 @@ import (
 // pairedAgainst names, for each pipeline a paired ratio is reported for, the
 // pipeline it is compared with: the capture join alone (Cj) and with the
 // GenAI metrics (Cg) against the pipeline without them (C), issue #26's
-// target.
-var pairedAgainst = map[string]string{"Cj": "C", "Cg": "C"}
+// target; the time split (C, on by default) against C without it (Cn),
+// issue #37's.
+var pairedAgainst = map[string]string{"Cj": "C", "Cg": "C", "C": "Cn"}
 
 // pairedRatio is one pipeline's CPU per span over its base's, run by run:
 // repetition k of each ran one after the other, so a load that came and went
@@ -122,7 +123,7 @@ func pairedTable(prs []pairedRatio) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## Paired ratios (issue #26: the capture join against the pipeline without it)\n\n")
+	b.WriteString("## Paired ratios (issue #26: the capture join against the pipeline without it; issue #37: C, with the time split, against Cn, without it)\n\n")
 	b.WriteString("CPU per span of a pipeline over its base's, repetition by repetition (each pair ran back to back).\n\n")
 	b.WriteString("| phase | pipeline | vs | pairs | median ratio | 95% bounds of the median | ratio of medians | every ratio |\n|---|---|---|---:|---:|---|---:|---|\n")
 	for _, pr := range prs {

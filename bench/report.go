@@ -182,6 +182,7 @@ var pipelineLabel = map[string]string{
 	"Csr": "(Cs with gymspans combined_spans: rest)",
 	"Cg":  "(C with gymcapture, gymgenai, span_metrics)",
 	"Cj":  "(C with gymcapture)",
+	"Cn":  "(C with gymspans time_split off)",
 	"C'":  "(…→gym→gymspans otlp_json, no combined)",
 	"D":   "(otlp→gym→otlp→sink)",
 	"G":   "(otlp→groupbyattrs→batch→file group_by)",

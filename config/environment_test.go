@@ -237,11 +237,11 @@ func TestExitIfMissing(t *testing.T) {
 	}
 }
 
-// TestReadmeListsEachConfigsEnvironment: the README's table of variables has
+// TestReadmeListsEachConfigsEnvironment: config/README.md's table of variables has
 // one row for each variable each shipped config reads, with the file's
 // default, or "(required)" when the file has none.
 func TestReadmeListsEachConfigsEnvironment(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,14 +262,14 @@ func TestReadmeListsEachConfigsEnvironment(t *testing.T) {
 	}
 	for key, def := range want {
 		if got, ok := rows[key]; !ok {
-			t.Errorf("README: no row for %s", key)
+			t.Errorf("config/README.md: no row for %s", key)
 		} else if got != def {
-			t.Errorf("README: %s has default %s, the file %s", key, got, def)
+			t.Errorf("config/README.md: %s has default %s, the file %s", key, got, def)
 		}
 	}
 	for key := range rows {
 		if _, ok := want[key]; !ok {
-			t.Errorf("README lists %s, which that file does not read", key)
+			t.Errorf("config/README.md lists %s, which that file does not read", key)
 		}
 	}
 }

@@ -166,9 +166,23 @@ func (b *browser) open(hash, ready string) {
 }
 
 // wait polls a JavaScript expression until it is truthy.
+//
+// A poll can start in the execution context of the document a navigation is
+// replacing (chromedp.Navigate returns once the new document is committed,
+// not once its context exists): Chrome then answers "Cannot find context with
+// specified id", and the poll is started again in the new document's context,
+// within the same 45 s.
 func (b *browser) wait(expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(45*time.Second))); err != nil {
+	deadline := time.Now().Add(45 * time.Second)
+	var err error
+	for {
+		_, err = chromedp.Run(b.ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
 		text, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById('main').innerText.slice(0, 2000)`))
 		b.t.Fatalf("waiting for %s: %v\npage: %s\nconsole: %v", expr, err, text, b.consoleErrors())
 	}

@@ -227,12 +227,25 @@ func attrStr(m pcommon.Map, k string) string {
 // token type.
 func metricTokenSums(t *testing.T, path string) (in, out int64) {
 	t.Helper()
-	type point struct {
-		ts  pcommon.Timestamp
-		sum float64
-		typ string
+	last := lastHistogramPoints(t, path, "gen_ai.client.token.usage")
+	require.NotEmpty(t, last, "no gen_ai.client.token.usage in %s", path)
+	for _, dp := range last {
+		switch attrStr(dp.Attributes(), "gen_ai.token.type") {
+		case "input":
+			in += int64(dp.Sum())
+		case "output":
+			out += int64(dp.Sum())
+		}
 	}
-	last := map[string]point{}
+	return in, out
+}
+
+// lastHistogramPoints reads an OTLP/JSON metrics file and returns the last
+// (cumulative) point of each series of the histogram name.
+func lastHistogramPoints(t *testing.T, path, name string) []pmetric.HistogramDataPoint {
+	t.Helper()
+	last := map[string]pmetric.HistogramDataPoint{}
+	var order []string
 	eachFileLine(t, path, func(b []byte) {
 		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(b)
 		require.NoError(t, err)
@@ -241,31 +254,30 @@ func metricTokenSums(t *testing.T, path string) (in, out int64) {
 			for j := 0; j < sms.Len(); j++ {
 				ms := sms.At(j).Metrics()
 				for k := 0; k < ms.Len(); k++ {
-					if ms.At(k).Name() != "gen_ai.client.token.usage" {
+					if ms.At(k).Name() != name {
 						continue
 					}
 					dps := ms.At(k).Histogram().DataPoints()
 					for d := 0; d < dps.Len(); d++ {
 						dp := dps.At(d)
 						key := fmt.Sprint(dp.Attributes().AsRaw())
-						if p, ok := last[key]; !ok || dp.Timestamp() >= p.ts {
-							last[key] = point{dp.Timestamp(), dp.Sum(), attrStr(dp.Attributes(), "gen_ai.token.type")}
+						p, ok := last[key]
+						if !ok {
+							order = append(order, key)
+						}
+						if !ok || dp.Timestamp() >= p.Timestamp() {
+							last[key] = dp
 						}
 					}
 				}
 			}
 		}
 	})
-	require.NotEmpty(t, last, "no gen_ai.client.token.usage in %s", path)
-	for _, p := range last {
-		switch p.typ {
-		case "input":
-			in += int64(p.sum)
-		case "output":
-			out += int64(p.sum)
-		}
+	out := make([]pmetric.HistogramDataPoint, 0, len(order))
+	for _, k := range order {
+		out = append(out, last[k])
 	}
-	return in, out
+	return out
 }
 
 func eachFileLine(t *testing.T, path string, f func([]byte)) {

@@ -138,7 +138,17 @@ func (l *lockedBuffer) String() string {
 // until it exits. It is stopped with SIGTERM when the test ends.
 func startCollector(t testing.TB, p ports, env []string, args ...string) *collector {
 	t.Helper()
+	return startCollectorAs(t, p, nil, env, args...)
+}
+
+// startCollectorAs is startCollector with the process's user and group
+// (nil: this test's).
+func startCollectorAs(t testing.TB, p ports, cred *syscall.Credential, env []string, args ...string) *collector {
+	t.Helper()
 	cmd := exec.Command(collectorBinary(t), args...)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	cmd.Env = append(os.Environ(), env...)
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OTELCOL_GYM_STORAGE_DIR=") }) {
 		// gateway.yaml's journal defaults to ./otelcol-gym-state, which

@@ -26,7 +26,7 @@ import (
 // the gym processor's §4.4 repair still gives agent → model and
 // agent → resources, and each rollout is one trace in Jaeger.
 //
-// It is opt-in: JAEGER_BIN must name a Jaeger v2 binary (the README's
+// It is opt-in: JAEGER_BIN must name a Jaeger v2 binary (config/README.md's
 // "Jaeger beside it" builds one; it takes 10+ minutes). Jaeger runs with a
 // loopback-only config on free ports and never traces itself.
 
@@ -216,7 +216,7 @@ func (j *jaeger) trace(t *testing.T, id string) (jaegerTrace, bool) {
 func TestJaegerDependencies(t *testing.T) {
 	bin := os.Getenv("JAEGER_BIN")
 	if bin == "" {
-		t.Skip("set JAEGER_BIN to a Jaeger v2 binary (README: \"Jaeger beside it\") to run the Jaeger suite")
+		t.Skip("set JAEGER_BIN to a Jaeger v2 binary (config/README.md: \"Jaeger beside it\") to run the Jaeger suite")
 	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("JAEGER_BIN=%q: %v", bin, err)

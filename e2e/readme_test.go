@@ -16,7 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestReadmeComponentsTableIsWhatTheBinaryPrints: the README's table of
+// TestReadmeComponentsTableIsWhatTheBinaryPrints: docs/development.md's table of
 // components names, kind by kind and in order, what `otelcol-gym components`
 // prints.
 func TestReadmeComponentsTableIsWhatTheBinaryPrints(t *testing.T) {
@@ -41,10 +41,10 @@ func TestReadmeComponentsTableIsWhatTheBinaryPrints(t *testing.T) {
 		}
 	}
 
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "development.md"))
 	require.NoError(t, err)
 	_, table, found := strings.Cut(string(readme), "What `bin/otelcol-gym components` prints:")
-	require.True(t, found, "README: the components table's lead-in is missing")
+	require.True(t, found, "docs/development.md: the components table's lead-in is missing")
 	row := regexp.MustCompile(`(?m)^\| ([a-z]+) \| (.*) \|$`)
 	name := regexp.MustCompile("`([a-z_]+)`")
 	got := map[string][]string{}
@@ -59,12 +59,12 @@ func TestReadmeComponentsTableIsWhatTheBinaryPrints(t *testing.T) {
 	}
 	for kind, names := range want {
 		if !slices.Equal(got[kind], names) {
-			t.Errorf("README %s = %q, the binary prints %q", kind, got[kind], names)
+			t.Errorf("docs/development.md %s = %q, the binary prints %q", kind, got[kind], names)
 		}
 	}
 	for kind := range got {
 		if _, ok := want[kind]; !ok {
-			t.Errorf("README lists %s, which the binary does not print", kind)
+			t.Errorf("docs/development.md lists %s, which the binary does not print", kind)
 		}
 	}
 }

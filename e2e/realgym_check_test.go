@@ -43,7 +43,8 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 	}
 	assert.ElementsMatch(t, run.rollouts, keys(inRollout), "the rollouts that have spans are the rollouts Gym ran")
 	if run.live {
-		checkRealGymGenAI(t, run) // realgym_genai_test.go
+		checkRealGymGenAI(t, run)  // realgym_genai_test.go
+		checkRealGymWhy(t, m, run) // realgym_why_test.go
 	}
 
 	for _, r := range run.rollouts {
@@ -92,6 +93,7 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 	}
 
 	checkRealGymRecipes(t, m, run)
+	checkRealGymTimeSplit(t, m, run) // realgym_timesplit_test.go
 }
 
 // lostRolloutSpans lists the spans without a rollout id that have rollout

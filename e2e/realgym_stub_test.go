@@ -27,6 +27,7 @@ type stubModel struct {
 	firstDelay time.Duration
 	calls      atomic.Int64 // POST /v1/responses answered
 	seq        atomic.Int64
+	stubHold   // one call held on a test's demand (realgym_live_test.go)
 }
 
 func startStubModel(t testing.TB, delay, firstDelay time.Duration) *stubModel {
@@ -66,6 +67,9 @@ func (m *stubModel) responses(w http.ResponseWriter, r *http.Request) {
 		if json.Unmarshal(item, &it) == nil && it.Type == "function_call_output" {
 			toolAnswered = true
 		}
+	}
+	if !m.holdIfAsked(toolAnswered, r) {
+		return
 	}
 	delay := m.delay
 	if !toolAnswered {

@@ -126,7 +126,7 @@ func TestRealGym(t *testing.T) {
 	venv := realGymVenv(t)
 	for _, m := range realGymModes() {
 		t.Run(m.name, func(t *testing.T) {
-			run := runRealGym(t, venv, m, realGymOpts{observability: true})
+			run := runRealGym(t, venv, m, realGymOpts{observability: true, live: stallWatch(m)})
 			checkRealGym(t, m, run)
 		})
 	}
@@ -140,6 +140,8 @@ type realGymOpts struct {
 	// `gym eval run` both take 1.5 × wait (issue #25: 45 s each against the
 	// shipped 30 s), with settle and the SDKs' batch delay at wait/6.
 	slow time.Duration
+	// live, when set, watches the run's viewer (realgym_live_test.go).
+	live *realGymLive
 }
 
 // TestRealGymGenericSlow (issue #25): Gym under generic OpenTelemetry
@@ -192,8 +194,9 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 		}
 		firstCall = o.slow * 3 / 2
 	}
-	col, p := startRealGymCollector(t, run, edit)
+	col, p := startRealGymCollector(t, run, o.live.config(edit))
 	model := startStubModel(t, realGymModelDelay, firstCall)
+	o.live.start(t, run, col, p, model)
 
 	// The prebuilt venv under every server's uv_venv_dir path.
 	venvs := filepath.Join(dir, "venvs")
@@ -267,7 +270,13 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	collected := time.Since(collectStart)
 	run.rollouts = gymRolloutIDs(t, output)
 	require.Len(t, run.rollouts, realGymTasks*realGymRepeats, "rollouts in Gym's output")
+	o.live.wait()
 	assert.EqualValues(t, 2*len(run.rollouts), model.calls.Load(), "model calls: a tool call and a final message per rollout")
+	if o.live.noSpans() {
+		envStart.stop(t)
+		require.NoError(t, col.stop(), "collector exit")
+		return run
+	}
 	if !o.observability {
 		checkPassedThroughSoon(t, p, run, len(run.rollouts))
 		envStart.stop(t)

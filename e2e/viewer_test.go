@@ -584,7 +584,7 @@ func TestViewerLive(t *testing.T) {
 func TestViewCommand(t *testing.T) {
 	out, err := runCmd(t, time.Minute, nil, collectorBinary(t), "view", "--help")
 	require.NoError(t, err, out)
-	for _, s := range []string{"--capture-dir", "--listen", "127.0.0.1:13180", "--jaeger-url"} {
+	for _, s := range []string{"--capture-dir", "--listen", "127.0.0.1:13180", "--jaeger-url", "--gym-output", "--gym-run"} {
 		assert.Contains(t, out, s)
 	}
 	file := writeFile(t, t.TempDir(), "file", "x")
@@ -592,6 +592,7 @@ func TestViewCommand(t *testing.T) {
 		{"view", "--jaeger-url", `javascript:alert(1)`},
 		{"view", "--capture-dir", t.TempDir(), "extra"},
 		{"view", "--no-such-flag"},
+		{"view", "--gym-run", "run-7"},
 		{"view", "--capture-dir", file, "--listen", "127.0.0.1:0"},
 	} {
 		out, err := runCmd(t, time.Minute, nil, collectorBinary(t), args...)

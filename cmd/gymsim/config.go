@@ -33,6 +33,7 @@ type config struct {
 	preset        string
 	spanGroups    string
 	observability bool
+	telemetry     bool
 	runID         string
 	serviceGroup  string
 	semconv       string
@@ -78,6 +79,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.preset, "preset", "default", "Gym span-group preset: default, per_rollout or all")
 	fs.StringVar(&c.spanGroups, "span-groups", "", "Gym span_groups spec overriding --preset: comma list of presets and groups; -name removes a group (e.g. default,-http_client)")
 	fs.BoolVar(&c.observability, "observability", true, "Gym's observability_enabled: rollout ids, /ng-rollout/ prefixes and capture files")
+	fs.BoolVar(&c.telemetry, "telemetry", true, "Gym's telemetry: false exports no span, as Gym does when its telemetry silently switches off (nemo-gym from the package index); capture files are still written")
 	fs.StringVar(&c.runID, "run-id", "", "nemo.run.id shared by every process (default: 12 random hex digits)")
 	fs.StringVar(&c.serviceGroup, "service-group", "nemo-gym", "service.name prefix (Gym's telemetry.service_name)")
 	fs.StringVar(&c.semconv, "server-semconv", "old", "HTTP semconv of SERVER spans: old (http.target, what opentelemetry-instrumentation-fastapi 0.66b1 emits for every Gym server), new (url.path, otelhttp) or mixed (model and agent new, resources old)")

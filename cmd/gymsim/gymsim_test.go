@@ -279,6 +279,17 @@ func TestObservabilityOff(t *testing.T) {
 	}
 }
 
+// TestTelemetryOff: Gym with its telemetry off (nemo-gym from the package
+// index) exports no span but still writes its capture files.
+func TestTelemetryOff(t *testing.T) {
+	sink, truth, _, captures := runGymsimIn(t, "--rollouts=3", "--telemetry=false")
+	assert.Empty(t, sink.spans(), "no span exported")
+	assert.NotEmpty(t, truth, "the spans were made, and went nowhere")
+	for _, id := range []string{"0-0", "0-1", "0-2"} {
+		assert.FileExists(t, filepath.Join(captures, id+".capture.jsonl"))
+	}
+}
+
 // TestExportFailureExitsNonZero: spans that cannot be exported fail the run.
 func TestExportFailureExitsNonZero(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

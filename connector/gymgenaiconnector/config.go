@@ -31,6 +31,20 @@ type Config struct {
 	// model server's SERVER and gym.model.*) and a replay may send a span
 	// twice. Default: 65536.
 	DedupWindow int `mapstructure:"dedup_window"`
+
+	// TimeSplit configures nemo.gym.rollout.category.duration, where each
+	// finished rollout's time went (design §4.8).
+	TimeSplit TimeSplitConfig `mapstructure:"time_split"`
+}
+
+// TimeSplitConfig configures the rollout time-split histograms.
+type TimeSplitConfig struct {
+	// Enabled records nemo.gym.rollout.category.duration. Default: true.
+	Enabled bool `mapstructure:"enabled"`
+	// MaxSpans bounds the spans of rollouts in flight whose facts (40 bytes
+	// each) are held until their roots arrive; past it the rollouts least
+	// recently added to are let go and not recorded. Default: 1048576.
+	MaxSpans int `mapstructure:"max_spans"`
 }
 
 // Validate checks the configuration.
@@ -47,6 +61,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DedupWindow <= 0 {
 		errs = append(errs, fmt.Errorf("dedup_window must be positive, got %d", c.DedupWindow))
+	}
+	if c.TimeSplit.Enabled && c.TimeSplit.MaxSpans < 1 {
+		errs = append(errs, fmt.Errorf("time_split.max_spans must be at least 1, got %d", c.TimeSplit.MaxSpans))
 	}
 	return errors.Join(errs...)
 }

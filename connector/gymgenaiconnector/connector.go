@@ -18,6 +18,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 )
 
 const scopeName = "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
@@ -60,6 +61,7 @@ type genAIConnector struct {
 	duration *series[histogram]
 	ttft     *series[histogram]
 	errors   *series[int64]
+	split    *rolloutSplits // nil with time_split off
 	dirty    bool
 
 	stop, done chan struct{}
@@ -76,6 +78,7 @@ func newGenAIConnector(set connector.Settings, cfg *Config, next consumer.Metric
 		seen:   newDedup(cfg.DedupWindow),
 		tokens: newSeries[histogram](cfg.MaxSeries), duration: newSeries[histogram](cfg.MaxSeries),
 		ttft: newSeries[histogram](cfg.MaxSeries), errors: newSeries[int64](cfg.MaxSeries),
+		split: newRolloutSplits(cfg),
 	}, nil
 }
 
@@ -83,7 +86,10 @@ func (c *genAIConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-func (c *genAIConnector) Start(context.Context, component.Host) error {
+func (c *genAIConnector) Start(_ context.Context, host component.Host) error {
+	if c.split != nil {
+		c.split.start(c.clock.Now(), host)
+	}
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
 	tick, stop := c.clock.NewTicker(c.cfg.MetricsFlushInterval)
 	go func() {
@@ -118,12 +124,24 @@ func (c *genAIConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) er
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
 		run := str(rs.Resource().Attributes(), c.cfg.RunAttribute)
+		var proc timesplit.Process
+		var rollout string
+		if c.split != nil {
+			proc, rollout = c.split.process(rs.Resource().Attributes())
+		}
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
 			spans := rs.ScopeSpans().At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				c.observe(run, spans.At(k), &n)
+				if c.split != nil {
+					c.split.observe(run, proc, rollout, spans.At(k), &n)
+				}
 			}
 		}
+	}
+	if c.split != nil {
+		c.split.finishRoots(&n)
+		c.dirty = c.dirty || n.splits[timesplit.Computed] > 0
 	}
 	c.mu.Unlock()
 	c.tel.record(ctx, &n)
@@ -216,6 +234,10 @@ func (c *genAIConnector) metricsLocked(now pcommon.Timestamp) pmetric.Metrics {
 	hist(metricTokenUsage, "{token}", "Tokens used by Gym's model calls, by type (input, output), per run and model.", c.tokens, tokenBounds)
 	hist(metricDuration, "s", "Duration of Gym's model calls (of the first of their spans seen), per run and model.", c.duration, durationBounds)
 	hist(metricTTFT, "s", "Time to first token of Gym's model calls (the capture's latency_ttft_ms), per run and model.", c.ttft, ttftBounds)
+	if c.split != nil && len(c.split.hist.keys) > 0 {
+		hist(metricRolloutCategory, "s", "Time a finished rollout spent in each category (model, tools, verify, agent, queue, other) along the critical path of its trace, per run (design §4.8).",
+			c.split.hist, rolloutBounds)
+	}
 	m := sm.Metrics().AppendEmpty()
 	m.SetName(metricErrors)
 	m.SetUnit("{error}")

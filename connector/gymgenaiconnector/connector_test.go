@@ -29,6 +29,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector/internal/metadatatest"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/expected_metrics.json")
@@ -49,16 +50,21 @@ func (fixedClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
 	return make(chan time.Time), func() {}
 }
 
-func newTestConnector(t *testing.T) (*genAIConnector, *consumertest.MetricsSink, *componenttest.Telemetry) {
+// newTestConnectorWith starts a connector on clock with the default config
+// adjusted by mutate.
+func newTestConnectorWith(t *testing.T, clock timesource.Source, mutate func(*Config)) (*genAIConnector, *consumertest.MetricsSink, *componenttest.Telemetry) {
 	t.Helper()
 	sink := new(consumertest.MetricsSink)
 	cfg := createDefaultConfig().(*Config)
+	if mutate != nil {
+		mutate(cfg)
+	}
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	set := connectortest.NewNopSettings(componentType)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	c, err := newGenAIConnector(set, cfg, sink, fixedClock{})
+	c, err := newGenAIConnector(set, cfg, sink, clock)
 	require.NoError(t, err)
 	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
 	return c, sink, tel
@@ -110,7 +116,8 @@ func captureTokens(t *testing.T, cases []string) (in, out int64) {
 // token sums equal the captures'.
 func TestMetricsFromAnnotatedSpans(t *testing.T) {
 	cases := []string{"capture_before_span", "capture_after_span_within_wait", "capture_never", "same_model_two_calls", "retried_call", "hostile_capture"}
-	c, sink, tel := newTestConnector(t)
+	// The GenAI metrics alone: the time split has its test (timesplit_test.go).
+	c, sink, tel := newTestConnectorWith(t, fixedClock{}, func(c *Config) { c.TimeSplit.Enabled = false })
 	annotated := int64(0)
 	for _, name := range cases {
 		td := readTraces(t, filepath.Join(processorGolden, name, "expected.json"))

@@ -31,6 +31,7 @@ func createDefaultConfig() component.Config {
 		RunAttribute:         gymconv.RunAttribute,
 		MaxSeries:            10_000,
 		DedupWindow:          65_536,
+		TimeSplit:            TimeSplitConfig{Enabled: true, MaxSpans: 1 << 20},
 	}
 }
 

@@ -187,8 +187,19 @@ func (s *fileStore) writeAt(h *handle, data [][]byte, dataSize int, size int64) 
 		}
 		n, werr := s.write(h.name, h.fd, chunk)
 		written += max(n, 0)
-		if werr == nil && n != want {
-			werr = fmt.Errorf("short write (%d of %d bytes): %w", n, want, io.ErrShortWrite)
+		// A write that comes short is continued: the next one completes
+		// the chunk, or says why the file takes no more (no space left on
+		// device), which the error then names.
+		for werr == nil && n < want {
+			m, err := s.write(h.name, h.fd, skipBytes(chunk, n))
+			written += max(m, 0)
+			switch {
+			case err != nil:
+				werr = fmt.Errorf("%d of %d bytes written: %w", n+max(m, 0), want, err)
+			case m <= 0:
+				werr = fmt.Errorf("short write (%d of %d bytes): %w", n, want, io.ErrShortWrite)
+			}
+			n += max(m, 0)
 		}
 		if werr != nil {
 			if written > 0 {
@@ -203,6 +214,18 @@ func (s *fileStore) writeAt(h *handle, data [][]byte, dataSize int, size int64) 
 	h.dirty = true
 	s.mu.Unlock()
 	return nil
+}
+
+// skipBytes is what is left of bufs after its first n bytes.
+func skipBytes(bufs [][]byte, n int) [][]byte {
+	for len(bufs) > 0 && n >= len(bufs[0]) {
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	if len(bufs) == 0 || n == 0 {
+		return bufs
+	}
+	return append([][]byte{bufs[0][n:]}, bufs[1:]...)
 }
 
 // cutTornTail truncates a last line that lacks its newline (left by a crash

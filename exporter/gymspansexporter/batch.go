@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 )
 
 // A push's batch: every span encoded once into one arena, and each file's
@@ -76,7 +77,11 @@ type batch struct {
 	// rollouts.jsonl), and the combined append's result.
 	lines    []lineRef
 	errSpans [][2]string
-	combined *fileBatch
+	// The time split (timesplit.go): the facts of the rollout spans, and
+	// the process of the resource being encoded.
+	splitSpans []splitSpan
+	splitProc  timesplit.Process
+	combined   *fileBatch
 	// journalErr: the group's journal record could not be written, or was
 	// cancelled (combined_spans rest): nothing of the batch was written.
 	journalErr error
@@ -100,6 +105,8 @@ func (b *batch) reset() {
 	clear(b.byRollout)
 	clear(b.roots) // let go of the batch's strings
 	clear(b.errSpans)
+	clear(b.splitSpans)
+	b.splitSpans, b.splitProc = b.splitSpans[:0], timesplit.Process{}
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
 	b.keys, b.claims, b.lines, b.errSpans = b.keys[:0], b.claims[:0], b.lines[:0], b.errSpans[:0]
 	b.td, b.push, b.inFlight, b.combined, b.journalErr = ptrace.Traces{}, 0, 0, nil, nil
@@ -172,6 +179,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
 		names := e.keys.namesOf(resAttrs)
+		e.splitResource(b, resAttrs, names.display)
 		if e.otlp {
 			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
 		} else {
@@ -256,8 +264,9 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 			b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
 		}
 		fb = e.rolloutFile(b, run, rollout)
+		facts, hasFacts := e.splitFacts(b, span, run, rollout, retried)
 		if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
-			root := rootRef{idx: idx, run: run, rollout: rollout}
+			root := rootRef{idx: idx, run: run, rollout: rollout, facts: facts, hasFacts: hasFacts}
 			if fb != nil {
 				root.file = fb.name
 			}

@@ -144,6 +144,9 @@ type Config struct {
 	// ServiceMap configures service_map.json and service_map.md.
 	ServiceMap ServiceMapConfig `mapstructure:"service_map"`
 
+	// TimeSplit configures time_split_ms in rollouts.jsonl (design §4.8).
+	TimeSplit TimeSplitConfig `mapstructure:"time_split"`
+
 	// TimeoutConfig bounds one export call. Default: 5s.
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
 
@@ -177,6 +180,17 @@ type ServiceMapConfig struct {
 	JSONFile string `mapstructure:"json_file"`
 	// MarkdownFile is the file name of the Mermaid drawing. Default: "service_map.md".
 	MarkdownFile string `mapstructure:"markdown_file"`
+}
+
+// TimeSplitConfig configures where a rollout's time went (design §4.8):
+// time_split_ms in its rollouts.jsonl line.
+type TimeSplitConfig struct {
+	// Enabled writes time_split_ms. Default: true.
+	Enabled bool `mapstructure:"enabled"`
+	// MaxSpans bounds the spans of rollouts in flight whose facts (40 bytes
+	// each) are held until their roots arrive; past it the rollouts least
+	// recently added to are let go and get no time_split_ms. Default: 1048576.
+	MaxSpans int `mapstructure:"max_spans"`
 }
 
 var _ confmap.Validator = (*Config)(nil)
@@ -229,6 +243,9 @@ func (cfg *Config) Validate() error {
 	case formatConsole, formatOTLPJSON:
 	default:
 		errs = append(errs, fmt.Errorf("format: %q is not one of %q, %q", cfg.Format, formatConsole, formatOTLPJSON))
+	}
+	if cfg.TimeSplit.Enabled && cfg.TimeSplit.MaxSpans < 1 {
+		errs = append(errs, fmt.Errorf("time_split.max_spans: must be at least 1, got %d", cfg.TimeSplit.MaxSpans))
 	}
 	if cfg.MaxOpenFiles < 2 {
 		errs = append(errs, fmt.Errorf("max_open_files: must be at least 2, got %d", cfg.MaxOpenFiles))

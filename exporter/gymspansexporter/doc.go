@@ -27,7 +27,9 @@
 // exporter.go (the glue: state, Start, Shutdown, pushTraces), attributes.go
 // (the attribute keys a span's rollout, run and service are read from),
 // service.go (the service a line shows), layout.go (file names from
-// path_template), servicemap.go (the service map's observer), json.go and
+// path_template), servicemap.go (the service map's observer), timesplit.go
+// (time_split_ms in rollouts.jsonl, design §4.8: each span's facts while
+// encoding, each root's split in encodeRoots), json.go and
 // times.go (what both encoders share), metrics.go (the exporter's own
 // metrics).
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"

@@ -67,6 +67,8 @@ type spansExporter struct {
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
 	errs *bounded.Table[[2]string, int]
+	// split writes time_split_ms (nil when off).
+	split *rolloutSplits
 
 	namesMu sync.Mutex
 	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
@@ -121,6 +123,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		retry:    bounded.New[[24]byte, []string](maxRetrySpans),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
 		names:    bounded.New[[2]string, nameResult](maxCachedNames),
+		split:    newRolloutSplits(cfg),
 	}, nil
 }
 
@@ -140,6 +143,9 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	store.write = e.write
+	if e.split != nil {
+		e.split.start(store.dirFD)
+	}
 	shared, err := sharedCaptureDir(e.cfg.SharedCaptureDir, store.dirFD)
 	if err != nil {
 		e.logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))

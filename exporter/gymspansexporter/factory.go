@@ -48,6 +48,7 @@ func createDefaultConfig() component.Config {
 		DedupWindowSpans:     1 << 19,
 		FilePermissions:      "0640",
 		DirectoryPermissions: "0750",
+		TimeSplit:            TimeSplitConfig{Enabled: true, MaxSpans: 1 << 20},
 		ServiceMap: ServiceMapConfig{
 			Enabled:      true,
 			JSONFile:     "service_map.json",

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,6 +274,44 @@ func TestShortWriteLeavesNoPartialLine(t *testing.T) {
 	require.NoError(t, e.pushTraces(context.Background(), perr.Data()))
 	assert.Len(t, readLines(t, path), 16)
 	assert.Zero(t, sum(metricByAttr(t, tel, metricTornTails, "")), "nothing torn was left behind")
+}
+
+// TestShortWriteIsContinued: a write that comes short is continued; when
+// the disk then takes nothing more, the error names why (ENOSPC), and the
+// file is cut back; when it takes the rest, the append succeeds.
+func TestShortWriteIsContinued(t *testing.T) {
+	for _, full := range []bool{true, false} {
+		t.Run(fmt.Sprintf("full=%v", full), func(t *testing.T) {
+			e, _ := newTestExporter(t, nil)
+			var calls int
+			e.write = func(name string, fd int, iovs [][]byte) (int, error) {
+				if name != "spans.jsonl" {
+					return defaultWrite(name, fd, iovs)
+				}
+				if calls++; calls == 1 {
+					return defaultWrite(name, fd, [][]byte{iovs[0][:len(iovs[0])/2]})
+				}
+				if full {
+					return 0, unix.ENOSPC
+				}
+				return defaultWrite(name, fd, iovs)
+			}
+			startExporter(t, e)
+			td := gymTraces(1, 2, 4)
+			err := e.pushTraces(context.Background(), td)
+			path := filepath.Join(e.cfg.CaptureDir, "spans.jsonl")
+			if !full {
+				require.NoError(t, err)
+				assert.Len(t, readLines(t, path), 8)
+				return
+			}
+			require.ErrorIs(t, err, unix.ENOSPC)
+			assert.Contains(t, err.Error(), "no space left on device")
+			b, rerr := os.ReadFile(path)
+			require.NoError(t, rerr)
+			assert.Empty(t, b, "the half-written batch was cut off")
+		})
+	}
 }
 
 // TestRetryThroughExporterHelper runs the factory's exporter with

@@ -55,8 +55,9 @@ type exporterMetrics struct {
 
 // Attribute names of metadata.yaml.
 const (
-	metricAttrFile   = "file"
-	metricAttrReason = "reason"
+	metricAttrFile    = "file"
+	metricAttrReason  = "reason"
+	metricAttrOutcome = "outcome"
 )
 
 func newExporterMetrics(set component.TelemetrySettings, logger *logLimiter) (*exporterMetrics, error) {

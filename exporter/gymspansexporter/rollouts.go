@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -21,6 +22,9 @@ type rootRef struct {
 	run, rollout string
 	file         string
 	line         segment // its rollouts.jsonl line in the batch's arena
+	// facts: what the time split keeps of it (hasFacts: the split is on).
+	facts    timesplit.Span
+	hasFacts bool
 }
 
 // marksRoots resolves rollout_roots: whether the roots are the spans the gym
@@ -62,7 +66,7 @@ func isRoot(span ptrace.Span, marked bool) bool {
 // those of the spans written before the root and with it:
 //
 //	{"rollout_id","run_id","trace_id","root_span_id","start_time","end_time",
-//	 "status","error_count","service_name","name"}
+//	 "status","error_count","service_name","name"[,"time_split_ms"]}
 //
 // error_count is the number of spans of the same (run, rollout) with status
 // ERROR that this exporter has consumed up to and including the root's batch
@@ -74,6 +78,7 @@ func (e *spansExporter) encodeRoots(b *batch) {
 		n, _ := e.errs.Get(k)
 		e.errs.Put(k, n+1)
 	}
+	e.addSplitSpans(b)
 	if len(b.roots) == 0 || e.cfg.RolloutsFile == "" {
 		return
 	}
@@ -109,6 +114,7 @@ func (e *spansExporter) encodeRoots(b *batch) {
 		buf = appendJSONString(buf, e.keys.serviceOf(resAttrs))
 		buf = append(buf, `,"name":`...)
 		buf = appendJSONString(buf, span.Name())
+		buf = e.appendSplit(buf, root)
 		buf = append(buf, '}', '\n')
 		b.arena = buf
 		fb.addSeg(start, len(b.arena))

@@ -6,6 +6,7 @@ package gymviewextension // import "github.com/otelcol-gym/otelcol-gym/extension
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 
@@ -26,6 +27,22 @@ type Config struct {
 	// Jaeger UI (<jaeger_url>/trace/<trace id>). Default: none.
 	JaegerURL string `mapstructure:"jaeger_url"`
 
+	// GymOutput, when set, is Gym's output of the run (`gym eval run
+	// --output FILE`: FILE, or its directory when FILE is rollouts.jsonl):
+	// each rollout shows its reward, failure and health verdict from it.
+	// It may not exist yet when the collector starts. Default: none.
+	GymOutput string `mapstructure:"gym_output"`
+
+	// GymRun is the run id Gym's output belongs to (Gym's rows carry none).
+	// Default: the run of the capture dir whose first rollout started last.
+	GymRun string `mapstructure:"gym_run"`
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life (the end of its latest span, its capture file's last line) is
+	// older: it is listed first on its run's page, counted in
+	// extension_gymview_stalled_rollouts and logged once. 0 turns it off.
+	// Default: 5m.
+	StalledAfter time.Duration `mapstructure:"stalled_after"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -41,6 +58,12 @@ func (c *Config) Validate() error {
 	}
 	if err := gymview.ValidateJaegerURL(c.JaegerURL); err != nil {
 		errs = append(errs, fmt.Errorf("jaeger_url: %w", err))
+	}
+	if c.GymRun != "" && c.GymOutput == "" {
+		errs = append(errs, errors.New("gym_run names the run of gym_output: set gym_output too"))
+	}
+	if c.StalledAfter < 0 {
+		errs = append(errs, fmt.Errorf("stalled_after must not be negative (0 turns it off), got %s", c.StalledAfter))
 	}
 	return errors.Join(errs...)
 }

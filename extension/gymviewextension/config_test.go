@@ -29,14 +29,22 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, "127.0.0.1:13180", c.ServerConfig.NetAddr.Endpoint, "the default endpoint, loopback")
 			assert.Equal(t, "/var/lib/gym/captures", c.CaptureDir)
 			assert.Empty(t, c.JaegerURL)
+			assert.Empty(t, c.GymOutput)
+			assert.Equal(t, 5*time.Minute, c.StalledAfter, "the default threshold")
 		}},
 		{name: "all", check: func(t *testing.T, c *Config) {
 			assert.Equal(t, "127.0.0.1:23180", c.ServerConfig.NetAddr.Endpoint)
 			assert.Equal(t, "http://jaeger.example:16686", c.JaegerURL)
+			assert.Equal(t, "/var/lib/gym/results", c.GymOutput)
+			assert.Equal(t, "run-7", c.GymRun)
 			assert.Equal(t, 5*time.Second, c.ServerConfig.ReadHeaderTimeout, "confighttp's keys are the extension's")
+			assert.Equal(t, 90*time.Second, c.StalledAfter)
 		}},
+		{name: "stall_off", check: func(t *testing.T, c *Config) { assert.Zero(t, c.StalledAfter) }},
+		{name: "negative_stall", wantErr: "stalled_after must not be negative"},
 		{name: "no_dir", wantErr: "capture_dir must not be empty"},
 		{name: "bad_jaeger", wantErr: "jaeger_url"},
+		{name: "gym_run_alone", wantErr: "set gym_output too"},
 		{name: "no_endpoint", wantErr: "endpoint must not be empty"},
 		{name: "unknown_key", unmarshalErr: "invalid keys: jaeger_ulr, rotation"},
 	} {

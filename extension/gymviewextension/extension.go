@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/extension/gymviewextension/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 )
 
@@ -26,6 +27,8 @@ type viewExtension struct {
 
 	handler *gymview.Handler
 	server  *http.Server
+	tel     *metadata.TelemetryBuilder
+	stop    chan struct{} // ends the watcher
 	done    sync.WaitGroup
 }
 
@@ -35,34 +38,51 @@ func newViewExtension(cfg *Config, set extension.Settings) *viewExtension {
 
 func (e *viewExtension) Start(ctx context.Context, host component.Host) error {
 	h, err := gymview.New(gymview.Options{
-		CaptureDir: e.cfg.CaptureDir,
-		JaegerURL:  e.cfg.JaegerURL,
-		LocalOnly:  gymview.IsLoopback(e.cfg.ServerConfig.NetAddr.Endpoint),
-		Logger:     e.set.Logger,
+		CaptureDir:   e.cfg.CaptureDir,
+		JaegerURL:    e.cfg.JaegerURL,
+		LocalOnly:    gymview.IsLoopback(e.cfg.ServerConfig.NetAddr.Endpoint),
+		Logger:       e.set.Logger,
+		GymOutput:    e.cfg.GymOutput,
+		GymRun:       e.cfg.GymRun,
+		StalledAfter: e.cfg.StalledAfter,
 	})
 	if err != nil {
 		return err
 	}
+	tel, err := metadata.NewTelemetryBuilder(e.set.TelemetrySettings)
+	if err != nil {
+		h.Close()
+		return fmt.Errorf("gymview: its metrics: %w", err)
+	}
 	ln, err := e.cfg.ServerConfig.ToListener(ctx)
 	if err != nil {
+		tel.Shutdown()
 		h.Close()
 		return fmt.Errorf("gymview: listening on %s: %w", e.cfg.ServerConfig.NetAddr.Endpoint, err)
 	}
 	srv, err := e.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, h)
 	if err != nil {
 		ln.Close()
+		tel.Shutdown()
 		h.Close()
 		return err
 	}
-	e.handler, e.server = h, srv
+	e.handler, e.server, e.tel, e.stop = h, srv, tel, make(chan struct{})
 	e.set.Logger.Info("Serving the rollout viewer",
 		zap.String("endpoint", ln.Addr().String()), zap.String("capture_dir", e.cfg.CaptureDir))
-	e.done.Add(1)
+	e.done.Add(2)
 	go func() {
 		defer e.done.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
 		}
+	}()
+	// Capture-only and stalled rollouts are logged and counted whether or
+	// not anyone looks at the pages.
+	w := newWatcher(h, e.set.Logger, tel, e.cfg)
+	go func() {
+		defer e.done.Done()
+		w.run(e.stop)
 	}()
 	return nil
 }
@@ -71,8 +91,10 @@ func (e *viewExtension) Shutdown(ctx context.Context) error {
 	if e.server == nil {
 		return nil
 	}
+	close(e.stop)
 	err := e.server.Shutdown(ctx)
 	e.done.Wait()
+	e.tel.Shutdown()
 	e.handler.Close()
 	return err
 }

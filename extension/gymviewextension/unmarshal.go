@@ -39,7 +39,7 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 
 // configKeys lists Config's keys: its own and the HTTP server's.
 func configKeys() []string {
-	return append(mapstructureKeys(reflect.TypeFor[confighttp.ServerConfig]()), "capture_dir", "jaeger_url")
+	return append(mapstructureKeys(reflect.TypeFor[confighttp.ServerConfig]()), "capture_dir", "jaeger_url", "gym_output", "gym_run", "stalled_after")
 }
 
 // mapstructureKeys lists the keys a struct decodes, those of squashed

@@ -88,7 +88,7 @@ func TestGeneratedFilesMatchOCB(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(genBytes, have) {
-			t.Errorf("%s differs from what ocb generates from builder-config.yaml; regenerate it (see the README)", name)
+			t.Errorf("%s differs from what ocb generates from builder-config.yaml; regenerate it (see docs/development.md)", name)
 		}
 	}
 	committed, err := filepath.Glob(filepath.Join(distDir, "*.go"))

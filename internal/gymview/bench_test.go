@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,4 +182,98 @@ func TestSyntheticCaptures(t *testing.T) {
 	assert.Equal(t, 2, page.Errors)
 	assert.Equal(t, 0, page.Spans[0].Depth)
 	assert.Equal(t, spans-1, page.Spans[0].Descendants, "one tree")
+}
+
+// BenchmarkWatch100k is the gymview extension's watcher on a capture dir of
+// 100,000 rollouts: quiet is a round when nothing changed (one every 2 s);
+// rescan a round after the directory changed, its scan allowed (the watcher
+// spaces them 100 times their cost apart); first a watcher's first round.
+// telemetry_off is the same on 100,000 capture-only rollouts (no span):
+// first stats and reads the first of them within a round's budget, quiet
+// is a round once all are read, recheck the round that checks every one of
+// them again (at most every 30 s, and 100 times its cost apart).
+func BenchmarkWatch100k(b *testing.B) {
+	dir, _, _ := benchDir(b)
+	off := filepath.Join(filepath.Dir(dir), "off100k")
+	if _, err := os.Stat(off); err != nil {
+		require.NoError(b, gymviewtest.WriteRun(off, gymviewtest.Run{ID: "bench", Rollouts: benchRollouts, CaptureOnly: true}))
+		// A past run's: every capture-only rollout qualifies at once.
+		entries, err := os.ReadDir(off)
+		require.NoError(b, err)
+		old := time.Now().Add(-time.Hour)
+		for _, e := range entries {
+			require.NoError(b, os.Chtimes(filepath.Join(off, e.Name()), old, old))
+		}
+	}
+	opts := func(d string) Options { return Options{CaptureDir: d, StalledAfter: DefaultStalledAfter} }
+	for _, d := range []struct{ name, dir string }{{"spans", dir}, {"telemetry_off", off}} {
+		b.Run(d.name+"/first", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				h, err := New(opts(d.dir))
+				require.NoError(b, err)
+				h.Watch()
+				h.Close()
+			}
+		})
+		b.Run(d.name+"/quiet", func(b *testing.B) {
+			h, err := New(opts(d.dir))
+			require.NoError(b, err)
+			defer h.Close()
+			for h.Watch(); !allRead(h); h.Watch() {
+			}
+			h.live.checked = time.Now() // the recheck of every capture-only rollout is its own below
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.Watch()
+			}
+			b.ReportMetric(float64(len(h.live.captures)), "capture-only")
+		})
+		b.Run(d.name+"/recheck", func(b *testing.B) {
+			h, err := New(opts(d.dir))
+			require.NoError(b, err)
+			defer h.Close()
+			for h.Watch(); !allRead(h); h.Watch() {
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.live.checked = time.Time{}
+				h.Watch()
+			}
+		})
+		b.Run(d.name+"/rescan", func(b *testing.B) {
+			h, err := New(opts(d.dir))
+			require.NoError(b, err)
+			defer h.Close()
+			h.Watch()
+			touch := filepath.Join(d.dir, "touch.tmp")
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				if i%2 == 0 {
+					require.NoError(b, os.WriteFile(touch, nil, 0o600))
+				} else {
+					require.NoError(b, os.Remove(touch))
+				}
+				h.scan.next, h.scan.cost = time.Time{}, 0
+				b.StartTimer()
+				h.Watch()
+			}
+			b.StopTimer()
+			os.Remove(touch)
+		})
+	}
+}
+
+// allRead: every capture file without spans is a capture-only rollout
+// whose file was read.
+func allRead(h *Handler) bool {
+	if len(h.live.seen) > 0 {
+		return false
+	}
+	for _, c := range h.live.captures {
+		if !c.read {
+			return false
+		}
+	}
+	return true
 }

@@ -24,8 +24,9 @@ import (
 const CommandName = "view"
 
 // RunCommand is `otelcol-gym view [--capture-dir DIR] [--listen ADDR]
-// [--jaeger-url URL]`: it serves the viewer until SIGINT or SIGTERM and
-// returns the exit code. args are the arguments after "view".
+// [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after D]`: it serves the
+// viewer until SIGINT or SIGTERM and returns the exit code. args are the
+// arguments after "view".
 func RunCommand(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("otelcol-gym "+CommandName, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,8 +37,11 @@ func RunCommand(args []string, stderr io.Writer) int {
 	dir := fs.String("capture-dir", defDir, "the capture dir to show ($NEMO_GYM_CAPTURE_DIR, else ./captures)")
 	listen := fs.String("listen", DefaultEndpoint, "host:port to serve on (loopback unless you widen it)")
 	jaeger := fs.String("jaeger-url", "", "a Jaeger UI (e.g. http://127.0.0.1:16686): rollout pages link to their trace there")
+	gymOutput := fs.String("gym-output", "", "Gym's output of the run: the `DIR` of gym eval run --output DIR/rollouts.jsonl, or that file; each rollout shows its reward, failure and health verdict")
+	gymRun := fs.String("gym-run", "", "the `RUN` id Gym's output belongs to (default: the run that started last)")
+	stalled := fs.Duration("stalled-after", DefaultStalledAfter, "mark a rollout in flight stalled when its last sign of life is older (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL]\n\n"+
+		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after DURATION]\n\n"+
 			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n\n", CommandName, DefaultEndpoint)
 		fs.PrintDefaults()
 	}
@@ -52,8 +56,16 @@ func RunCommand(args []string, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *gymRun != "" && *gymOutput == "" {
+		fmt.Fprintf(stderr, "otelcol-gym %s: --gym-run names the run of --gym-output: give --gym-output too\n", CommandName)
+		return 2
+	}
 	if err := ValidateJaegerURL(*jaeger); err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: --jaeger-url: %v\n", CommandName, err)
+		return 2
+	}
+	if *stalled < 0 {
+		fmt.Fprintf(stderr, "otelcol-gym %s: --stalled-after must not be negative (0 turns it off), got %s\n", CommandName, *stalled)
 		return 2
 	}
 	log := newCommandLogger(stderr)
@@ -61,20 +73,28 @@ func RunCommand(args []string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, log, *dir, *listen, *jaeger, stderr); err != nil {
+	opts := Options{CaptureDir: *dir, JaegerURL: *jaeger, LocalOnly: IsLoopback(*listen), Logger: log,
+		GymOutput: *gymOutput, GymRun: *gymRun, StalledAfter: *stalled}
+	if err := serve(ctx, opts, *listen, stderr); err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
 		return 1
 	}
 	return 0
 }
 
-func serve(ctx context.Context, log *zap.Logger, dir, listen, jaeger string, stderr io.Writer) error {
+func serve(ctx context.Context, opts Options, listen string, stderr io.Writer) error {
+	dir := opts.CaptureDir
 	if st, err := os.Stat(dir); err != nil {
-		log.Warn("The capture dir does not exist (yet); the viewer shows it once it does", zap.String("capture_dir", dir))
+		opts.Logger.Warn("The capture dir does not exist (yet); the viewer shows it once it does", zap.String("capture_dir", dir))
 	} else if !st.IsDir() {
 		return fmt.Errorf("--capture-dir %s is not a directory", dir)
 	}
-	h, err := New(Options{CaptureDir: dir, JaegerURL: jaeger, LocalOnly: IsLoopback(listen), Logger: log})
+	if opts.GymOutput != "" {
+		if _, err := os.Stat(opts.GymOutput); err != nil {
+			opts.Logger.Warn("Gym's output does not exist (yet); the viewer shows it once it does", zap.String("gym_output", opts.GymOutput))
+		}
+	}
+	h, err := New(opts)
 	if err != nil {
 		return err
 	}

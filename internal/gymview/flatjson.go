@@ -61,6 +61,11 @@ func (l *rolloutLine) set(key, val []byte, isString bool) bool {
 			return string(val) == "null" // null leaves a string as it is
 		}
 		f.SetString(string(val))
+	case reflect.Slice: // json.RawMessage: the value's JSON text
+		if isString {
+			return false
+		}
+		f.SetBytes(bytes.Clone(val))
 	case reflect.Int:
 		if isString {
 			return false
@@ -77,52 +82,64 @@ func (l *rolloutLine) set(key, val []byte, isString bool) bool {
 }
 
 // decodeFlat walks a JSON object whose members are strings without escapes,
-// integers, true, false or null, calling set for each. It reports false,
-// leaving the line to encoding/json, on anything else: a nested value, an
-// escape, a fraction or exponent, invalid UTF-8, or a set that declines.
+// numbers, true, false, null, or objects of those (a rollouts.jsonl line's
+// time_split_ms), calling set for each; an object member is passed whole,
+// as its JSON text. It reports false, leaving the line to encoding/json, on
+// anything else: an array, an escape, deeper nesting, invalid UTF-8, or a
+// set that declines.
 func decodeFlat(b []byte, set func(key, val []byte, isString bool) bool) bool {
-	i := skipSpace(b, 0)
+	end, ok := walkFlat(b, skipSpace(b, 0), true, set)
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// walkFlat walks the object at b[i] and returns the index after it;
+// nested allows members that are objects themselves (one level).
+func walkFlat(b []byte, i int, nested bool, set func(key, val []byte, isString bool) bool) (int, bool) {
 	if i >= len(b) || b[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
 		key, next, ok := plainString(b, i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, next)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		var val []byte
 		isString := b[i] == '"'
-		if isString {
+		switch {
+		case isString:
 			val, next, ok = plainString(b, i)
-		} else {
+		case b[i] == '{' && nested:
+			next, ok = walkFlat(b, i, false, func(_, _ []byte, _ bool) bool { return true })
+			val = b[i:max(next, i)]
+		default:
 			val, next, ok = plainLiteral(b, i)
 		}
 		if !ok || !set(key, val, isString) {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, next)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		default:
-			return false
+			return 0, false
 		}
 	}
 }
@@ -154,7 +171,7 @@ func plainString(b []byte, i int) ([]byte, int, bool) {
 
 var literals = [][]byte{[]byte("true"), []byte("false"), []byte("null")}
 
-// plainLiteral reads an integer, true, false or null at b[i].
+// plainLiteral reads a number (JSON's grammar), true, false or null at b[i].
 func plainLiteral(b []byte, i int) ([]byte, int, bool) {
 	for _, lit := range literals {
 		if bytes.HasPrefix(b[i:], lit) {
@@ -165,15 +182,37 @@ func plainLiteral(b []byte, i int) ([]byte, int, bool) {
 	if j < len(b) && b[j] == '-' {
 		j++
 	}
-	digits := j
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case j < len(b) && b[j] >= '1' && b[j] <= '9':
+		j = digitsEnd(b, j)
+	default:
+		return nil, 0, false
+	}
+	if j < len(b) && b[j] == '.' {
+		if j = digitsEnd(b, j+1); b[j-1] == '.' {
+			return nil, 0, false
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		k := digitsEnd(b, j)
+		if k == j {
+			return nil, 0, false
+		}
+		j = k
+	}
+	return b[i:j], j, true
+}
+
+// digitsEnd is the index after the digits at b[j].
+func digitsEnd(b []byte, j int) int {
 	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 		j++
 	}
-	if j == digits || (b[digits] == '0' && j-digits > 1) {
-		return nil, 0, false // no digits, or a leading zero
-	}
-	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
-		return nil, 0, false
-	}
-	return b[i:j], j, true
+	return j
 }

@@ -40,6 +40,14 @@ type Options struct {
 	LocalOnly bool
 	// Logger receives what the viewer could not read. Default: none.
 	Logger *zap.Logger
+	// GymOutput, when set, is Gym's output (`gym eval run --output FILE`:
+	// FILE, or its directory when FILE is rollouts.jsonl), shown beside
+	// the rollouts of GymRun (default: the latest run). It may not exist yet.
+	GymOutput string
+	GymRun    string
+	// StalledAfter marks a rollout in flight stalled when its last sign of
+	// life is older (design §8; DefaultStalledAfter); 0 marks none.
+	StalledAfter time.Duration
 }
 
 // Handler serves the viewer's pages and JSON API over one capture dir.
@@ -50,12 +58,18 @@ type Handler struct {
 	dir    *captureDir
 	counts countCache
 
-	mu      sync.Mutex // index, scan, orders
+	mu      sync.Mutex // index, scan, live, orders, splits, gym
 	index   *rolloutIndex
 	scan    *dirScan
+	live    *liveState
+	watch   watchState
 	orders  map[orderKey]*order
 	lastErr string
 	logged  time.Time
+
+	splits    map[string]*splitStats // by run (timesplit.go)
+	gym       *gymOutput             // nil without Gym's output (gympage.go)
+	gymLogged string
 
 	mapMu    sync.Mutex
 	mapCache *serviceMapCache
@@ -74,15 +88,25 @@ func New(opts Options) (*Handler, error) {
 		log = zap.NewNop()
 	}
 	dir := newCaptureDir(opts.CaptureDir)
-	return &Handler{
+	h := &Handler{
 		opts: opts, now: time.Now, log: log, dir: dir,
-		index: newRolloutIndex(dir), scan: newDirScan(dir), orders: map[orderKey]*order{},
-	}, nil
+		index: newRolloutIndex(dir), scan: newDirScan(dir), live: newLiveState(dir), orders: map[orderKey]*order{},
+		splits: map[string]*splitStats{},
+	}
+	if opts.GymOutput != "" {
+		h.gym = newGymOutput(opts.GymOutput, opts.GymRun)
+	}
+	return h, nil
 }
 
 // Close releases the capture dir's descriptor.
 func (h *Handler) Close() error {
 	h.dir.close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gym != nil && h.gym.dir != nil {
+		h.gym.dir.close()
+	}
 	return nil
 }
 
@@ -91,6 +115,14 @@ func (h *Handler) Close() error {
 // log (at most once a minute). Callers hold h.mu.
 func (h *Handler) refreshLocked() {
 	err := errors.Join(h.index.refresh(), h.scan.refresh(time.Now(), h.index))
+	h.refreshGymLocked()
+	h.live.refresh(h.now(), h.scan, h.index)
+	h.noteErr(err)
+}
+
+// noteErr keeps a refresh's error for the runs page and logs it (at most
+// once a minute). Callers hold h.mu.
+func (h *Handler) noteErr(err error) {
 	if err == nil {
 		h.lastErr = ""
 		return
@@ -159,6 +191,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, r, sum)
+	case "/api/timesplit":
+		writeJSON(w, r, h.runSplit(q.Get("run")))
+	case "/api/gymoutput":
+		writeJSON(w, r, h.gymOutputPage(q.Get("run")))
 	case "/api/capture":
 		h.serveCapture(w, r, q.Get("id"), q.Get("n"))
 	case "/api/servicemap":

@@ -77,23 +77,27 @@ func TestAPIGolden(t *testing.T) {
 		"capture_0-1_1":         "/api/capture?id=0-1&n=1",
 		"servicemap":            "/api/servicemap?run=goldrun",
 	} {
-		t.Run(name, func(t *testing.T) {
-			rec := get(t, h, target)
-			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-			var pretty bytes.Buffer
-			require.NoError(t, json.Indent(&pretty, rec.Body.Bytes(), "", " "))
-			pretty.WriteByte('\n')
-			golden := filepath.Join("testdata", "golden", name+".json")
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test -update to write it")
-			assert.Equal(t, string(want), pretty.String())
-		})
+		t.Run(name, func(t *testing.T) { checkGolden(t, h, name, target) })
 	}
+}
+
+// checkGolden compares the answer to target with testdata/golden/<name>.json.
+func checkGolden(t *testing.T, h http.Handler, name, target string) {
+	t.Helper()
+	rec := get(t, h, target)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, rec.Body.Bytes(), "", " "))
+	pretty.WriteByte('\n')
+	golden := filepath.Join("testdata", "golden", name+".json")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test -update to write it")
+	assert.Equal(t, string(want), pretty.String())
 }
 
 // TestRolloutPageJoinsEveryExchange: in the golden run every capture line

@@ -4,6 +4,7 @@
 package gymview
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -25,6 +26,8 @@ type rollout struct {
 	Roots               int // rollouts.jsonl lines (one per rollout root)
 	Service, Name       string
 	InFlight            bool
+	Split               *rolloutSplit // where its time went (timesplit.go); nil when unknown
+	CaptureOnly         bool          // a capture file and no spans (live.go)
 }
 
 // failed: the rollout counted an error span or its root failed.
@@ -48,16 +51,17 @@ type rolloutKey struct{ run, id string }
 // rolloutLine is one line of rollouts.jsonl as gymspans writes it
 // (encodeRoots in exporter/gymspansexporter). Unknown fields are ignored.
 type rolloutLine struct {
-	RolloutID   string `json:"rollout_id"`
-	RunID       string `json:"run_id"`
-	TraceID     string `json:"trace_id"`
-	RootSpanID  string `json:"root_span_id"`
-	StartTime   string `json:"start_time"`
-	EndTime     string `json:"end_time"`
-	Status      string `json:"status"`
-	ErrorCount  int    `json:"error_count"`
-	ServiceName string `json:"service_name"`
-	Name        string `json:"name"`
+	RolloutID   string          `json:"rollout_id"`
+	RunID       string          `json:"run_id"`
+	TraceID     string          `json:"trace_id"`
+	RootSpanID  string          `json:"root_span_id"`
+	StartTime   string          `json:"start_time"`
+	EndTime     string          `json:"end_time"`
+	Status      string          `json:"status"`
+	ErrorCount  int             `json:"error_count"`
+	ServiceName string          `json:"service_name"`
+	Name        string          `json:"name"`
+	TimeSplitMS json.RawMessage `json:"time_split_ms"` // where its time went (timesplit.go)
 }
 
 // rolloutIndex is rollouts.jsonl read incrementally: each refresh reads only
@@ -75,6 +79,7 @@ type rolloutIndex struct {
 	byRoot    map[string]*rollout   // root span id → row, for links between rollouts
 	ids       map[string]struct{}   // every rollout id with a line, in any run
 	malformed int
+	badSplits int    // lines whose time_split_ms is unreadable (timesplit.go)
 	gen       uint64 // changes whenever rows change
 	strs      map[string]string
 }
@@ -93,7 +98,7 @@ func (ix *rolloutIndex) reset() {
 	ix.byRoot = map[string]*rollout{}
 	ix.ids = map[string]struct{}{}
 	ix.strs = map[string]string{}
-	ix.malformed = 0
+	ix.malformed, ix.badSplits = 0, 0
 	ix.gen++
 }
 
@@ -167,6 +172,7 @@ func (ix *rolloutIndex) add(line []byte) error {
 		if l.RootSpanID != "" {
 			ix.byRoot[l.RootSpanID] = r
 		}
+		ix.noteSplit(r, l.TimeSplitMS, start, end)
 		return nil
 	}
 	r := &rollout{
@@ -181,16 +187,21 @@ func (ix *rolloutIndex) add(line []byte) error {
 	if r.RootSpanID != "" {
 		ix.byRoot[r.RootSpanID] = r
 	}
+	ix.noteSplit(r, l.TimeSplitMS, start, end)
 	return nil
 }
 
 // intern keeps one copy of the strings most rows share (run, service, name).
-func (ix *rolloutIndex) intern(s string) string {
-	if v, ok := ix.strs[s]; ok {
+func (ix *rolloutIndex) intern(s string) string { return intern(ix.strs, s, 1<<16) }
+
+// intern returns strs' copy of s, keeping s as the copy while strs holds
+// fewer than limit strings.
+func intern(strs map[string]string, s string, limit int) string {
+	if v, ok := strs[s]; ok {
 		return v
 	}
-	if len(ix.strs) < 1<<16 {
-		ix.strs[s] = s
+	if len(strs) < limit {
+		strs[s] = s
 	}
 	return s
 }

@@ -37,13 +37,16 @@ type dirScan struct {
 	next    time.Time // no scan before
 	mtime   unix.Timespec
 	ids     map[string]struct{} // rollouts with a spans file
+	capts   map[string]struct{} // rollouts with a capture file (live.go)
 	flight  map[string]*rollout // rollouts read as in flight, by id
 	refused map[string]struct{} // spans files the viewer does not open (a hard link): not listed
 	gen     uint64
+	scanned time.Time     // when the last scan started
+	cost    time.Duration // how long it took
 }
 
 func newDirScan(dir *captureDir) *dirScan {
-	return &dirScan{dir: dir, ids: map[string]struct{}{}, flight: map[string]*rollout{}, refused: map[string]struct{}{}}
+	return &dirScan{dir: dir, ids: map[string]struct{}{}, capts: map[string]struct{}{}, flight: map[string]*rollout{}, refused: map[string]struct{}{}}
 }
 
 // refresh rescans the directory when it changed. Callers hold the index lock.
@@ -69,13 +72,15 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 		return err
 	}
 	s.mtime = st.Mtim
-	ids := make(map[string]struct{}, len(s.ids))
+	ids, capts := make(map[string]struct{}, len(s.ids)), make(map[string]struct{}, len(s.capts))
 	for _, n := range names {
 		if id, ok := rolloutOfSpansFile(n); ok {
 			ids[id] = struct{}{}
+		} else if id, ok := rolloutOfCaptureFile(n); ok {
+			capts[id] = struct{}{}
 		}
 	}
-	s.ids = ids
+	s.ids, s.capts = ids, capts
 	for id := range s.flight {
 		if _, ok := ids[id]; !ok {
 			delete(s.flight, id)
@@ -100,6 +105,7 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 		}
 	}
 	s.gen++
+	s.scanned, s.cost = start, time.Since(start)
 	if cost := time.Since(start) * scanCostFactor; cost > minScanInterval && s.next.After(now) {
 		s.next = now.Add(cost)
 	}

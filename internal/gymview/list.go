@@ -37,14 +37,21 @@ type listRow struct {
 	Service    string  `json:"service,omitempty"`
 	Name       string  `json:"name,omitempty"`
 	HasPage    bool    `json:"has_page"` // its id is a file name the viewer opens
+
+	// Why it went as it did (listwhy.go).
+	TimeSplitMS *splitMS   `json:"time_split_ms,omitempty"`
+	Gym         *gymResult `json:"gym,omitempty"`
+	liveRow                // capture-only and stalled rollouts (livepage.go)
 }
 
 // listQuery is what /api/rollouts was asked.
 type listQuery struct {
 	run           string
-	sort          string // start, duration, errors, id
+	sort          string // start, duration, errors, id; reward, <category>_ms (listwhy.go)
 	desc          bool
 	failed        bool
+	gymFailed     bool // Gym names a failure (listwhy.go)
+	unhealthy     bool // Gym's health check says unhealthy
 	q             string
 	offset, limit int
 }
@@ -56,7 +63,9 @@ func parseListQuery(v url.Values) (listQuery, bool) {
 		q.sort = "start"
 	case "start", "duration", "errors", "id":
 	default:
-		return q, false
+		if !isWhySort(q.sort) {
+			return q, false
+		}
 	}
 	switch v.Get("order") {
 	case "", "desc":
@@ -66,6 +75,7 @@ func parseListQuery(v url.Values) (listQuery, bool) {
 		return q, false
 	}
 	q.failed = v.Get("failed") == "1" || v.Get("failed") == "true"
+	q.gymFailed, q.unhealthy = v.Get("gymfailed") == "1", v.Get("unhealthy") == "1"
 	for key, p := range map[string]*int{"offset": &q.offset, "limit": &q.limit} {
 		if s := v.Get(key); s != "" {
 			n, err := strconv.Atoi(s)
@@ -89,6 +99,7 @@ type listPage struct {
 	Offset   int       `json:"offset"`
 	Limit    int       `json:"limit"`
 	Rows     []listRow `json:"rows"`
+	livePage           // capture-only and stalled rollouts (livepage.go)
 }
 
 // orderKey names one cached sort of one run's rows.
@@ -99,28 +110,30 @@ type orderKey struct {
 
 type order struct {
 	indexGen, scanGen uint64
+	gymGen, liveGen   uint64
 	rows              []*rollout
 	failed, inFlight  int
 	filtered          map[filterKey][]*rollout // rows that pass a filter, kept as long as the order
 }
 
 type filterKey struct {
-	failed bool
-	q      string
+	failed               bool
+	gymFailed, unhealthy bool
+	q                    string
 }
 
-// filter returns o's rows that pass a filter (all of them without one).
-func (o *order) filter(failed bool, q string) []*rollout {
-	if !failed && q == "" {
+// filter returns o's rows that pass a filter (all of them without one);
+// why is the filter of Gym's output (nil: none).
+func (o *order) filter(k filterKey, why func(*rollout) bool) []*rollout {
+	if !k.failed && k.q == "" && why == nil {
 		return o.rows
 	}
-	k := filterKey{failed: failed, q: q}
 	if rows, ok := o.filtered[k]; ok {
 		return rows
 	}
 	rows := []*rollout{}
 	for _, r := range o.rows {
-		if (!failed || r.failed()) && (q == "" || strings.Contains(r.ID, q)) {
+		if (!k.failed || r.failed()) && (k.q == "" || strings.Contains(r.ID, k.q)) && (why == nil || why(r)) {
 			rows = append(rows, r)
 		}
 	}
@@ -136,15 +149,15 @@ func (o *order) filter(failed bool, q string) []*rollout {
 // Callers hold h.mu.
 func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 	k := orderKey{run: run, sort: by, desc: desc}
-	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen {
+	if o := h.orders[k]; o != nil && o.indexGen == h.index.gen && o.scanGen == h.scan.gen && o.gymGen == h.gymGen() && o.liveGen == h.live.gen {
 		return o
 	}
 	done := h.index.byRun[run]
-	flight := h.scan.inFlight(run, h.index)
+	flight := h.inFlightRows(run)
 	rows := make([]*rollout, 0, len(done)+len(flight))
 	rows = append(rows, done...)
 	rows = append(rows, flight...)
-	var c func(a, b *rollout) int
+	var c, absent func(a, b *rollout) int // absent: rows without a value last
 	switch by {
 	case "duration":
 		c = func(a, b *rollout) int { return cmp.Compare(a.duration(now), b.duration(now)) }
@@ -153,9 +166,18 @@ func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 	case "id":
 		c = func(a, b *rollout) int { return cmp.Compare(a.ID, b.ID) }
 	default:
+		if isWhySort(by) {
+			c, absent = byValue(h.whyValue(by))
+			break
+		}
 		c = func(a, b *rollout) int { return cmp.Compare(a.Start, b.Start) }
 	}
 	slices.SortStableFunc(rows, func(a, b *rollout) int {
+		if absent != nil {
+			if r := absent(a, b); r != 0 {
+				return r
+			}
+		}
 		r := c(a, b)
 		if r == 0 {
 			r = cmp.Compare(a.ID, b.ID) // a stable page order
@@ -165,7 +187,7 @@ func (h *Handler) sorted(run, by string, desc bool, now time.Time) *order {
 		}
 		return r
 	})
-	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, rows: rows}
+	o := &order{indexGen: h.index.gen, scanGen: h.scan.gen, gymGen: h.gymGen(), liveGen: h.live.gen, rows: rows}
 	for _, r := range rows {
 		if r.failed() {
 			o.failed++
@@ -189,16 +211,20 @@ func (h *Handler) list(q listQuery) listPage {
 	h.refreshLocked()
 	o := h.sorted(q.run, q.sort, q.desc, now)
 	page := listPage{Run: q.run, All: len(o.rows), Failed: o.failed, InFlight: o.inFlight, Offset: q.offset, Limit: q.limit, Rows: []listRow{}}
-	rows := o.filter(q.failed, q.q)
+	rows := o.filter(filterKey{failed: q.failed, gymFailed: q.gymFailed, unhealthy: q.unhealthy, q: q.q}, h.whyFilter(q.gymFailed, q.unhealthy))
 	page.Total = len(rows)
 	shown := rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))]
 	for _, r := range shown {
 		page.Rows = append(page.Rows, h.listRow(r, now, false))
 	}
+	page.livePage = h.livePage(q.run, now)
 	h.mu.Unlock()
 	// The files of the page's rows are counted outside the lock.
 	for i := range page.Rows {
 		h.countFiles(&page.Rows[i])
+	}
+	for i := range page.Stalled {
+		h.countFiles(&page.Stalled[i])
 	}
 	return page
 }
@@ -214,6 +240,8 @@ func (h *Handler) listRow(r *rollout, now time.Time, counted bool) listRow {
 	if r.Start != 0 {
 		row.Start = time.Unix(0, r.Start).UTC().Format(time.RFC3339Nano)
 	}
+	h.whyFields(&row, r)
+	h.fillLiveRow(r, now, &row.liveRow)
 	if counted {
 		h.countFiles(&row)
 	}

@@ -40,8 +40,14 @@ func rolloutFile(id, suffix string) (fileName, bool) {
 
 // rolloutOfSpansFile is the rollout id of a directory entry named
 // <id>.spans.jsonl, or false.
-func rolloutOfSpansFile(name string) (string, bool) {
-	id, ok := strings.CutSuffix(name, spansSuffix)
+func rolloutOfSpansFile(name string) (string, bool) { return rolloutOfFile(name, spansSuffix) }
+
+// rolloutOfCaptureFile is the rollout id of a directory entry named
+// <id>.capture.jsonl, or false.
+func rolloutOfCaptureFile(name string) (string, bool) { return rolloutOfFile(name, captureSuffix) }
+
+func rolloutOfFile(name, suffix string) (string, bool) {
+	id, ok := strings.CutSuffix(name, suffix)
 	if !ok || !gymconv.SafeFileID(id) {
 		return "", false
 	}

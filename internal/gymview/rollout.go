@@ -34,6 +34,7 @@ type rolloutPage struct {
 	OtherRuns   int                   `json:"other_runs,omitempty"` // spans of the same id in other runs, left out
 	JaegerURL   string                `json:"jaeger_url,omitempty"`
 	LinkTargets map[string]linkTarget `json:"link_targets,omitempty"`
+	liveRollout                       // capture-only and stalled (livepage.go)
 }
 
 // linkTarget is the rollout whose root a span link points at (a
@@ -60,17 +61,19 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 		r := h.listRow(row, h.now(), false)
 		p.Summary = &r
 	}
+	inFlight := h.liveRolloutOf(id, run, row == nil, &p.liveRollout)
 	h.mu.Unlock()
 
 	spans, skipped, err := h.readSpans(spansName, run, &p.OtherRuns)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && row != nil:
-		// Listed in rollouts.jsonl but its file is gone (or never written).
+	case errors.Is(err, fs.ErrNotExist) && (row != nil || p.CaptureOnly):
+		// Listed in rollouts.jsonl but its file is gone (or never written),
+		// or a capture-only rollout.
 	case err != nil:
 		return nil, err
 	}
 	p.Skipped = skipped
-	p.InFlight = row == nil
+	p.InFlight = row == nil && inFlight
 
 	xs, err := h.readCaptures(captureName)
 	switch {
@@ -90,6 +93,11 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 	}
 	if row != nil && row.Start != 0 && (t0 == 0 || row.Start < t0) {
 		t0 = row.Start
+	}
+	for _, x := range xs {
+		if len(spans) == 0 && x.startAbs != 0 && (t0 == 0 || x.startAbs < t0) {
+			t0 = x.startAbs // a capture-only rollout: its first exchange
+		}
 	}
 	if t0 != 0 {
 		p.T0 = time.Unix(0, t0).UTC().Format(time.RFC3339Nano)
@@ -113,6 +121,7 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 	}
 	for _, x := range xs {
 		x.Start, x.End = rel(x.startAbs), rel(x.endAbs)
+		p.Duration = max(p.Duration, x.End)
 		if x.SpanID != "" {
 			spans[byID[x.SpanID]].Exchange = len(p.Exchanges)
 		}

@@ -22,6 +22,10 @@ type runRow struct {
 	Edges      int     `json:"edges"` // service-map edges of the run
 	Calls      uint64  `json:"calls"` // calls on them
 
+	// Capture-only and stalled rollouts (livepage.go).
+	NoSpans int `json:"no_spans,omitempty"`
+	Stalled int `json:"stalled,omitempty"`
+
 	startNS int64
 }
 
@@ -30,6 +34,7 @@ type runsPage struct {
 	Runs      []runRow `json:"runs"`
 	Malformed int      `json:"malformed,omitempty"` // unreadable rollouts.jsonl lines
 	MapError  string   `json:"map_error,omitempty"`
+	NoSpans   int      `json:"no_spans,omitempty"` // capture-only rollouts (livepage.go)
 }
 
 func (h *Handler) runs() runsPage {
@@ -74,6 +79,7 @@ func (h *Handler) runs() runsPage {
 		note(x.Run, x.Start, 0)
 	}
 	page := runsPage{Malformed: h.index.malformed}
+	h.liveRuns(&page, get, note, h.now())
 	h.mu.Unlock()
 	for run, es := range edges {
 		r := get(run)

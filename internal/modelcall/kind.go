@@ -92,6 +92,10 @@ func KindOf(s Span) Kind {
 	return NotModelCall
 }
 
+// OnRoute reports whether path ends with a model route (/v1/responses,
+// /v1/chat/completions, /v1/messages).
+func OnRoute(path string) bool { return hasRoute(path) }
+
 func hasRoute(paths ...string) bool {
 	for _, p := range paths {
 		for _, r := range routes {

@@ -6,8 +6,6 @@ package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/proces
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	oldconventions "go.opentelemetry.io/otel/semconv/v1.12.0"
-	conventions "go.opentelemetry.io/otel/semconv/v1.37.0"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
@@ -33,8 +31,7 @@ func (t serviceTypes) learn(service, serverType string) {
 
 // kindOf says which kind of model call span is (modelcall.KindOf, the
 // viewer's rule). The attributes of a span that can be one
-// (modelcall.Candidate) are read in one pass, each key's first value, as
-// Map.Get would give it.
+// (modelcall.Candidate) are read in one pass (modelcall.ReadAttributes).
 func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) modelcall.Kind {
 	s := modelcall.Span{Name: span.Name(), ServerType: serverType, Service: service}
 	switch span.Kind() {
@@ -46,32 +43,7 @@ func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string) model
 	if !modelcall.Candidate(s.Name, s.Kind, serverType) {
 		return modelcall.NotModelCall // most spans: no attribute looked up
 	}
-	var seen uint8
-	take := func(bit uint8, dst *string, v pcommon.Value) {
-		if seen&bit == 0 {
-			seen |= bit
-			if v.Type() == pcommon.ValueTypeStr {
-				*dst = v.Str()
-			}
-		}
-	}
-	span.Attributes().Range(func(k string, v pcommon.Value) bool {
-		switch k {
-		case string(conventions.URLPathKey):
-			take(1, &s.URLPath, v)
-		case string(oldconventions.HTTPTargetKey):
-			take(2, &s.HTTPTarget, v)
-		case string(conventions.HTTPRouteKey):
-			take(4, &s.HTTPRoute, v)
-		case string(conventions.URLFullKey):
-			take(8, &s.URLFull, v)
-		case string(oldconventions.HTTPURLKey):
-			take(16, &s.HTTPURL, v)
-		case string(conventions.PeerServiceKey):
-			take(32, &s.PeerService, v)
-		}
-		return true
-	})
+	modelcall.ReadAttributes(span.Attributes(), &s)
 	s.CalleeType = t[s.PeerService]
 	return modelcall.KindOf(s)
 }

@@ -148,7 +148,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	err = jr.writeMarks(ctx)
 	p.mu.Unlock()
 	if err != nil {
-		p.diag.storageFailed(err)
+		p.storageFailed(ctx, err)
 	}
 	if replayed > 0 || redelivered > 0 {
 		p.logger.Info("gym processor: recovered what it held from its storage",
@@ -261,7 +261,7 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 
 	// Written without the lock: records keep coming meanwhile.
 	if err := jr.checkpoint(ctx, seq, snap); err != nil {
-		p.diag.storageFailed(err)
+		p.storageFailed(ctx, err)
 		return
 	}
 	jr.bytes.Add(-written)
@@ -269,6 +269,12 @@ func (p *gymProcessor) checkpointIfDue(ctx context.Context) {
 	jr.checkpointSize = int64(len(snap))
 	p.mu.Unlock()
 	p.tel.ProcessorGymStorageCheckpoints.Add(ctx, 1)
+}
+
+// storageFailed counts and logs (rate-limited) a write the storage refused.
+func (p *gymProcessor) storageFailed(ctx context.Context, err error) {
+	p.tel.ProcessorGymStorageErrors.Add(ctx, 1)
+	p.diag.storageFailed(err)
 }
 
 // closeStorage empties the journal after a shutdown that handed everything

@@ -9,6 +9,8 @@
 //
 //	ConsumeTraces -> prepare (facts) -> [lock] core.Arrive per span -> events -> split, repair -> edits [unlock] -> apply, assemble -> next
 //	timer tick    -> [lock] core.Flush (deadlines) -> events -> split, repair -> edits [unlock] -> apply, assemble -> next
+//	next refuses  -> keep: held for redelivery (with storage, in the journal's held range);
+//	                 each tick hands it on again, at backoff (redeliver.go)
 //
 // The processor is a thin shell over parts that own their state, each an
 // internal package with its own tests:
@@ -53,6 +55,7 @@
 //   - diagnostics.go: rate-limited setup warnings (§4.5).
 //   - redeliver.go: what the next consumer refuses, kept and handed on again (§4.5).
 //   - crash.go:     with a storage extension, recording, recovery and checkpoints (§4.6).
+//   - redeliver_log.go: what the user reads about redelivery (one line per interval).
 //   - journal.go, journal_held.go: the journal in the storage: records, marks, checkpoints, the held range.
 //   - checkpoint.go: the engine's whole state: the parts' checkpoints in order, the held spans'.
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"

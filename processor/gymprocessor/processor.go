@@ -150,7 +150,7 @@ func (p *gymProcessor) tick(ctx context.Context) {
 func (p *gymProcessor) flushLocked(ctx context.Context) (*round, gauges, uint64, bool) {
 	seq, now, err := p.record(ctx, recordTick, nil)
 	if err != nil {
-		p.diag.storageFailed(err)
+		p.storageFailed(ctx, err)
 		return nil, gauges{}, 0, false
 	}
 	p.mu.Lock()
@@ -243,7 +243,7 @@ func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 func (p *gymProcessor) consumeLocked(ctx context.Context, td ptrace.Traces, f *batchFacts, rec []byte) (*round, gauges, uint64, bool, error) {
 	seq, now, err := p.record(ctx, recordBatch, rec)
 	if err != nil {
-		p.diag.storageFailed(err)
+		p.storageFailed(ctx, err)
 		return nil, gauges{}, 0, false, err
 	}
 	p.mu.Lock()

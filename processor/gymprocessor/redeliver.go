@@ -183,7 +183,7 @@ func (p *gymProcessor) keep(ctx context.Context, seq uint64, tds []ptrace.Traces
 		// seq 0 is the shutdown's own round, not journalled: its batches
 		// go to the held range without a mark.
 		if err := p.jr.hold(ctx, seq, bs); err != nil {
-			p.diag.storageFailed(err)
+			p.storageFailed(ctx, err)
 			settled = false
 		}
 	}
@@ -296,7 +296,7 @@ func (p *gymProcessor) refusedAgain(ctx context.Context, b *heldBatch, part ptra
 			// The larger part stays in the store: after a kill the spans
 			// next took meanwhile are handed on again, and gymspans drops
 			// them (design §4.6).
-			p.diag.storageFailed(err)
+			p.storageFailed(ctx, err)
 		}
 	}
 	p.tel.ProcessorGymRedeliverySpans.Record(ctx, n)
@@ -329,7 +329,7 @@ func (p *gymProcessor) settle(ctx context.Context, done []*heldBatch) {
 		return
 	}
 	if err := p.jr.release(ctx, keys, first); err != nil {
-		p.diag.storageFailed(err)
+		p.storageFailed(ctx, err)
 		rd.mu.Lock()
 		rd.stale = append(rd.stale, keys...)
 		rd.mu.Unlock()
@@ -370,7 +370,7 @@ func (p *gymProcessor) holdDebts(ctx context.Context) {
 	rd.mu.Unlock()
 	for _, d := range order {
 		if err := p.jr.hold(ctx, d.seq, byDebt[d]); err != nil {
-			p.diag.storageFailed(err)
+			p.storageFailed(ctx, err)
 			return
 		}
 		rd.mu.Lock()

@@ -34,8 +34,10 @@ async function poll() {
   }
 }
 
+// typing: keys go to a text field (a checkbox that has the focus after a
+// click takes none).
 function typing(t) {
-  return t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT');
+  return t && ((t.tagName === 'INPUT' && t.type !== 'checkbox') || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT');
 }
 
 document.addEventListener('keydown', (e) => {

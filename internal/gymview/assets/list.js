@@ -1,6 +1,8 @@
 // The runs page and a run's rollout list.
 import { el, href, api, errorBox, fmtMS, fmtTime, fmtInt, step, fill, loaded } from './dom.js';
 import { setCrumbs, setParams, go, runLabel } from './nav.js';
+import { WHY_SORTS, ASC_FIRST, sortLabel, headCells, rowCells, runWhy } from './why.js';
+import { noSpansBanner, stalledBox, rowStatus, captureNote } from './live.js';
 
 // selectable keeps one selected row of a tbody, by key, across redraws.
 function selectable(tbody) {
@@ -68,6 +70,7 @@ export function runsPage(main) {
     fill(note);
     if (data.map_error) note.append(errorBox(data.map_error));
     if (data.malformed) note.append(el('p', { class: 'muted', text: data.malformed + ' unreadable lines in rollouts.jsonl were skipped.' }));
+    if (data.no_spans) note.append(noSpansBanner(data.no_spans, 'the run "' + runLabel('') + '" lists'));
     fill(tbody, data.runs.map((r) => el('tr', {
       data: { key: r.run, run: r.run },
       onclick: () => go('run', { run: r.run }),
@@ -75,7 +78,7 @@ export function runsPage(main) {
     el('td', { class: 'id' }, el('a', { href: href('run', { run: r.run }), text: runLabel(r.run) })),
     el('td', { class: 'num', text: fmtInt(r.rollouts) }),
     el('td', { class: 'num' + (r.failed ? ' status-ERROR' : ''), text: fmtInt(r.failed) }),
-    el('td', { class: 'num' + (r.in_flight ? ' status-flight' : ''), text: fmtInt(r.in_flight) }),
+    el('td', { class: 'num' + (r.stalled ? ' status-stalled' : r.in_flight ? ' status-flight' : '') }, fmtInt(r.in_flight), r.stalled ? ' (' + fmtInt(r.stalled) + ' stalled)' : null),
     el('td', { text: fmtTime(r.start) }),
     el('td', { class: 'num', text: r.end ? fmtMS(r.duration_ms) : '–' }),
     el('td', null, r.edges
@@ -96,7 +99,7 @@ export function runsPage(main) {
   });
 }
 
-const SORTS = ['start', 'duration', 'errors', 'id'];
+const SORTS = ['start', 'duration', 'errors', 'id', ...WHY_SORTS];
 
 export function rolloutsPage(main, params) {
   const st = {
@@ -104,6 +107,8 @@ export function rolloutsPage(main, params) {
     sort: SORTS.includes(params.get('sort')) ? params.get('sort') : 'start',
     order: params.get('order') === 'asc' ? 'asc' : 'desc',
     failed: params.get('failed') === '1',
+    gymfailed: params.get('gymfailed') === '1', // why.js
+    unhealthy: params.get('unhealthy') === '1',
     q: params.get('q') || '',
     offset: Math.max(0, parseInt(params.get('offset'), 10) || 0),
     limit: Math.min(1000, Math.max(1, parseInt(params.get('limit'), 10) || 100)),
@@ -112,7 +117,11 @@ export function rolloutsPage(main, params) {
 
   const search = el('input', { type: 'search', placeholder: 'rollout id contains…  ( / )', value: st.q, 'aria-label': 'rollout id contains', data: { search: '' }, id: 'q' });
   const failed = el('input', { type: 'checkbox', id: 'failed-only', checked: st.failed });
-  const sortSel = el('select', { id: 'sort', 'aria-label': 'sort by' }, SORTS.map((s) => el('option', { value: s, text: s === 'duration' ? 'duration (slowest)' : s, selected: s === st.sort })));
+  const gymFailed = el('input', { type: 'checkbox', id: 'gym-failed-only', checked: st.gymfailed });
+  const unhealthy = el('input', { type: 'checkbox', id: 'unhealthy-only', checked: st.unhealthy });
+  const gymFilters = [el('label', { hidden: true, title: 'Gym names a failure kind, or dropped the rollout from the score (g)' }, gymFailed, ' Gym failure'),
+    el('label', { hidden: true, title: "Gym's health check says unhealthy (u)" }, unhealthy, ' unhealthy')];
+  const sortSel = el('select', { id: 'sort', 'aria-label': 'sort by' }, SORTS.map((s) => el('option', { value: s, text: s === 'duration' ? 'duration (slowest)' : sortLabel(s), selected: s === st.sort })));
   const orderBtn = el('button', { type: 'button', id: 'order', title: 'reverse the order (o)' });
   const prev = el('button', { type: 'button', id: 'prev', text: '‹ prev', title: 'previous page (p)' });
   const next = el('button', { type: 'button', id: 'next', text: 'next ›', title: 'next page (n)' });
@@ -122,30 +131,38 @@ export function rolloutsPage(main, params) {
   const heads = {};
   const sortable = (label, key, cls) => (heads[key] = th(label, 'sortable ' + (cls || ''), () => {
     if (st.sort === key) st.order = st.order === 'asc' ? 'desc' : 'asc';
-    else { st.sort = key; st.order = key === 'id' ? 'asc' : 'desc'; }
+    else { st.sort = key; st.order = key === 'id' || ASC_FIRST.includes(key) ? 'asc' : 'desc'; }
     st.offset = 0;
     update();
   }));
   const status = el('div');
   const summary = el('div', { id: 'run-summary', class: 'muted', hidden: true });
+  const why = el('div', { id: 'run-why' });
+  const liveBox = el('div', { id: 'live-box' }); // capture-only banner, stalled rollouts (live.js)
   main.append(
     el('h1', null, 'Rollouts of run ', el('span', { class: 'mono', text: runLabel(st.run) })),
     summary,
+    liveBox,
+    why,
     el('div', { class: 'toolbar' },
       search,
       el('label', null, failed, ' failed only'),
+      gymFilters,
       el('label', null, 'sort ', sortSel), orderBtn,
       counts,
       el('span', { class: 'spacer' }),
       prev, pageInfo, next,
       el('a', { href: href('map', { run: st.run }), text: 'service map (m)' })),
     status,
-    el('table', { class: 'grid', id: 'rollouts' },
+    el('table', { class: 'grid no-gym no-split', id: 'rollouts' },
       el('thead', null, el('tr', null,
         sortable('Rollout', 'id'), sortable('Start', 'start'), sortable('Duration', 'duration', 'num'),
-        th('Status'), sortable('Errors', 'errors', 'num'), th('Spans', 'num'), th('Model calls', 'num'), th('Root'))),
+        th('Status'), sortable('Errors', 'errors', 'num'), th('Spans', 'num'), th('Model calls', 'num'),
+        headCells(sortable),
+        th('Root'))),
       tbody),
   );
+  const table = main.querySelector('#rollouts');
   const sel = selectable(tbody);
   let etag = null;
   let total = 0;
@@ -153,7 +170,7 @@ export function rolloutsPage(main, params) {
 
   function update() {
     etag = null;
-    setParams({ run: st.run, sort: st.sort, order: st.order, failed: st.failed ? '1' : '', q: st.q, offset: st.offset || '', limit: st.limit === 100 ? '' : st.limit });
+    setParams({ run: st.run, sort: st.sort, order: st.order, failed: st.failed ? '1' : '', gymfailed: st.gymfailed ? '1' : '', unhealthy: st.unhealthy ? '1' : '', q: st.q, offset: st.offset || '', limit: st.limit === 100 ? '' : st.limit });
     load().catch(showError);
   }
   function showError(e) {
@@ -167,6 +184,8 @@ export function rolloutsPage(main, params) {
     if (e.key === 'Enter') { clearTimeout(timer); st.q = search.value; st.offset = 0; update(); search.blur(); main.focus(); }
   });
   failed.addEventListener('change', () => { st.failed = failed.checked; st.offset = 0; update(); });
+  gymFailed.addEventListener('change', () => { st.gymfailed = gymFailed.checked; st.offset = 0; update(); });
+  unhealthy.addEventListener('change', () => { st.unhealthy = unhealthy.checked; st.offset = 0; update(); });
   sortSel.addEventListener('change', () => { st.sort = sortSel.value; st.offset = 0; update(); });
   orderBtn.addEventListener('click', () => { st.order = st.order === 'asc' ? 'desc' : 'asc'; update(); });
   prev.addEventListener('click', () => page(-1));
@@ -182,28 +201,30 @@ export function rolloutsPage(main, params) {
 
   function row(r) {
     const open = () => { if (r.has_page) go('rollout', { run: r.run, id: r.id }); };
-    const stText = r.in_flight ? 'in flight' : r.status || '–';
+    const [stText, stClass] = rowStatus(r);
     return el('tr', {
-      class: (r.failed ? 'failed ' : '') + (r.in_flight ? 'inflight' : ''),
+      class: (r.failed ? 'failed ' : '') + (r.in_flight ? 'inflight ' : '') + (r.stalled ? 'stalled ' : '') + (r.capture_only ? 'capture-only' : ''),
       data: { key: r.id, id: r.id, run: r.run },
       onclick: open,
     },
     el('td', { class: 'id' }, r.has_page ? el('a', { href: href('rollout', { run: r.run, id: r.id }), text: r.id }) : el('span', { text: r.id, title: 'not a file name: no page' })),
     el('td', { text: fmtTime(r.start) }),
     el('td', { class: 'num', text: fmtMS(r.duration_ms) }),
-    el('td', { class: 'status' }, el('span', { class: 'badge ' + (r.in_flight ? 'status-flight' : 'status-' + r.status), text: stText })),
+    el('td', { class: 'status' }, el('span', { class: 'badge ' + stClass, text: stText })),
     el('td', { class: 'num' + (r.errors ? ' status-ERROR' : ''), text: r.in_flight ? '–' : fmtInt(r.errors) }),
     el('td', { class: 'num', text: fmtInt(r.spans) }),
     el('td', { class: 'num', text: fmtInt(r.model_calls) }),
-    el('td', { class: 'muted', text: r.name || '' }));
+    rowCells(r),
+    el('td', { class: 'muted', text: r.capture_only ? captureNote(r) : r.name || '' }));
   }
 
   async function load() {
-    const { data, etag: t } = await api('rollouts', { run: st.run, sort: st.sort, order: st.order, failed: st.failed ? '1' : '', q: st.q, offset: st.offset, limit: st.limit });
+    const { data, etag: t } = await api('rollouts', { run: st.run, sort: st.sort, order: st.order, failed: st.failed ? '1' : '', gymfailed: st.gymfailed ? '1' : '', unhealthy: st.unhealthy ? '1' : '', q: st.q, offset: st.offset, limit: st.limit });
     if (t === etag) return;
     etag = t;
     total = data.total;
     fill(status);
+    fill(liveBox, noSpansBanner(data.no_spans, 'this list shows'), stalledBox(data.stalled, data.stalled_after_ms));
     orderBtn.textContent = st.order === 'asc' ? '▴ ascending' : '▾ descending';
     for (const [k, h] of Object.entries(heads)) {
       h.classList.toggle('sorted', k === st.sort);
@@ -214,8 +235,9 @@ export function rolloutsPage(main, params) {
     prev.disabled = st.offset === 0;
     next.disabled = st.offset + st.limit >= data.total;
     fill(tbody, data.rows.map(row));
-    if (!data.rows.length) tbody.append(el('tr', null, el('td', { class: 'empty', colspan: 8, text: 'No rollout matches.' })));
+    if (!data.rows.length) tbody.append(el('tr', null, el('td', { class: 'empty', colspan: table.tHead.rows[0].cells.length, text: 'No rollout matches.' })));
     sel.mark();
+    await runWhy(st.run, why, table, gymFilters);
     await loadSummary();
     loaded();
   }
@@ -246,6 +268,13 @@ export function rolloutsPage(main, params) {
     switch (e.key) {
       case 'Enter': if (r) r.click(); return !!r;
       case 'f': failed.checked = !failed.checked; failed.dispatchEvent(new Event('change')); return true;
+      case 'g': case 'u': {
+        const box = e.key === 'g' ? gymFailed : unhealthy;
+        if (box.parentElement.hidden) return false;
+        box.checked = !box.checked;
+        box.dispatchEvent(new Event('change'));
+        return true;
+      }
       case 's': st.sort = SORTS[(SORTS.indexOf(st.sort) + 1) % SORTS.length]; sortSel.value = st.sort; st.offset = 0; update(); return true;
       case 'o': orderBtn.click(); return true;
       case 'n': case 'ArrowRight': return page(1);

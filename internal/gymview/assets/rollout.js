@@ -3,6 +3,8 @@
 // model-call spans.
 import { el, href, api, errorBox, safeURL, fmtMS, fmtNS, fmtTime, fmtInt, palette, valueText, kvTable, fill, loaded } from './dom.js';
 import { setCrumbs, setParams, go, runLabel } from './nav.js';
+import { splitBar, gymSection } from './why.js';
+import { noSpansBanner, stallLine } from './live.js';
 
 const INDENT_PX = 12;
 const MAX_INDENT = 40;
@@ -51,11 +53,11 @@ export function rolloutPage(main, params) {
   function render(keepSpan) {
     const spanCount = data.spans.length;
     const x0 = data.summary;
-    const status = data.in_flight ? 'in flight' : (x0 && x0.status) || (data.errors ? 'ERROR' : 'OK');
+    const status = data.stalled ? 'stalled' : data.in_flight ? 'in flight' : (x0 && x0.status) || (data.errors ? 'ERROR' : 'OK');
     const jaeger = data.jaeger_url ? safeURL(data.jaeger_url) : null;
     fill(head, [
       el('h1', null, 'Rollout ', el('span', { class: 'mono', text: data.id }), ' ',
-        el('span', { class: 'badge ' + (data.in_flight ? 'status-flight' : 'status-' + status), id: 'rollout-status', text: status })),
+        el('span', { class: 'badge ' + (data.stalled ? 'status-stalled' : data.in_flight ? 'status-flight' : 'status-' + status), id: 'rollout-status', text: status })),
       el('div', { class: 'summary' },
         item('run', runLabel(data.run)),
         item('start', fmtTime(data.t0)),
@@ -66,9 +68,13 @@ export function rolloutPage(main, params) {
         x0 && x0.trace_id ? item('trace', x0.trace_id) : null,
         jaeger ? el('a', { href: jaeger, id: 'jaeger-link', target: '_blank', rel: 'noopener noreferrer', text: 'open in Jaeger ↗' }) : null,
         el('a', { href: href('map', { run: data.run }), text: 'service map (m)' })),
+      x0 ? el('div', { class: 'why' }, splitBar(x0.time_split_ms), gymSection(x0.gym)) : null, // why.js
       data.skipped ? el('p', { class: 'muted', text: data.skipped + ' unreadable lines of the spans file were skipped.' }) : null,
       data.other_runs ? el('p', { class: 'muted', text: data.other_runs + ' spans of rollouts with the same id in other runs are not shown.' }) : null,
+      data.capture_only ? noSpansBanner(1, 'this page shows') : null,
+      stallLine(data.stalled),
     ]);
+    wf.hidden = legend.hidden = !!data.capture_only; // no spans: no waterfall
     svcClass = palette(data.services);
     fill(legend, data.services.map((s) => el('span', null, el('span', { class: 'swatch ' + svcClass(s) }), s || '(no service)')));
     renderWaterfall();

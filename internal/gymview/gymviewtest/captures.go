@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,12 @@ type Run struct {
 	FailedEvery int
 	// InFlight leaves the last n rollouts out of rollouts.jsonl.
 	InFlight int
+	// Split gives each rollouts.jsonl line a time_split_ms (the gymspans
+	// exporter's), summing to the rollout's duration.
+	Split bool
+	// CaptureOnly writes the capture files only, as Gym does when its
+	// telemetry is off: no spans file, no rollouts.jsonl line.
+	CaptureOnly bool
 }
 
 // WriteRun writes rollouts.jsonl and, per rollout, a one-span
@@ -57,32 +64,97 @@ func WriteRun(dir string, r Run) error {
 			run: r.ID, rollout: id, traceID: g.trace, spanID: root, start: start, end: end,
 			attrs: map[string]any{"http.request.method": "POST", "url.full": "http://127.0.0.1:8000/run", "http.response.status_code": 200},
 		}
-		if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
-			return err
+		if !r.CaptureOnly {
+			if err := writeLines(filepath.Join(dir, id+".spans.jsonl"), sp.line()); err != nil {
+				return err
+			}
 		}
 		x := exchange{id: g.span(), started: start.Add(time.Millisecond), latency: 400 * time.Millisecond, status: 200, responseID: "resp_" + g.span()}
 		if err := writeLines(filepath.Join(dir, id+".capture.jsonl"), x.line()); err != nil {
 			return err
 		}
-		if i >= r.Rollouts-r.InFlight {
+		if i >= r.Rollouts-r.InFlight || r.CaptureOnly {
 			continue
 		}
 		status := "UNSET"
 		if errs > 0 {
 			status = "ERROR"
 		}
-		b, _ := json.Marshal(map[string]any{
+		line := map[string]any{
 			"rollout_id": id, "run_id": r.ID, "trace_id": g.trace, "root_span_id": root,
 			"start_time": consoleTime(start), "end_time": consoleTime(end), "status": status, "error_count": errs,
 			"service_name": "nemo-gym/orchestrator", "name": "HTTP POST",
-		})
+		}
+		if r.Split {
+			line["time_split_ms"] = split(i, end.Sub(start))
+		}
+		b, _ := json.Marshal(line)
 		_, _ = w.Write(b)
 		_ = w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil || !r.CaptureOnly {
+		return err
+	}
+	return os.Remove(filepath.Join(dir, "rollouts.jsonl"))
+}
+
+// split is a time split of d that varies with i: model most of it.
+func split(i int, d time.Duration) map[string]float64 {
+	total := d.Microseconds()
+	parts := []int64{total * int64(50+i%30) / 100, total * int64(i%10) / 100, total * int64(i%5) / 100, 0, total * int64(i%3) / 100, 0}
+	parts[3] = total - parts[0] - parts[1] - parts[2] - parts[4]
+	out := map[string]float64{}
+	for k, name := range []string{"model", "tools", "verify", "agent", "queue", "other"} {
+		out[name] = float64(parts[k]) / 1000
+	}
+	return out
+}
+
+// WriteGymOutput writes into dir what `gym eval run --output
+// dir/rollouts.jsonl` writes for r's finished rollouts: a row each, padded
+// to about rowBytes by its response's text (Gym's rows hold whole
+// responses), with a reward that varies and a failure kind in one row of
+// ten; every 50th rollout dropped to rollouts_failures.jsonl instead; and
+// rollout_verdicts.jsonl, one in twenty unhealthy.
+func WriteGymOutput(dir string, r Run, rowBytes int) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	var rows, failures, verdicts []string
+	text := strings.Repeat("x", max(0, rowBytes-200))
+	for i := 0; i < r.Rollouts-r.InFlight; i++ {
+		task, rollout := i/4, i%4
+		verdict := "healthy"
+		if i%20 == 0 {
+			verdict = "unhealthy"
+		}
+		v, _ := json.Marshal(map[string]any{"_ng_task_index": task, "_ng_rollout_index": rollout,
+			"rollout_id": fmt.Sprintf("%d-%d", task, rollout), "verdict": verdict, "findings": []any{}, "unobserved": []any{}})
+		verdicts = append(verdicts, string(v))
+		if i%50 == 49 {
+			f, _ := json.Marshal(map[string]any{"_ng_task_index": task, "_ng_rollout_index": rollout,
+				"_ng_failure_class": "agent_run_error", "_ng_failure_message": "500, message='Internal Server Error'"})
+			failures = append(failures, string(f))
+			continue
+		}
+		row := map[string]any{"response": map[string]any{"output": []any{map[string]any{"type": "output_text", "text": text}}},
+			"reward": float64(i%5) / 4, "failure_kind": nil, "failure_reason": nil, "_ng_task_index": task, "_ng_rollout_index": rollout,
+			"ng_perf": map[string]any{"num_turns": 2, "num_tool_calls": 1, "total_latency_ms": 500 + i%1000}}
+		if i%10 == 3 {
+			row["failure_kind"], row["failure_reason"] = "verifier_error", "the answer names no weather"
+		}
+		b, _ := json.Marshal(row)
+		rows = append(rows, string(b))
+	}
+	for name, lines := range map[string][]string{"rollouts.jsonl": rows, "rollouts_failures.jsonl": failures, "rollout_verdicts.jsonl": verdicts} {
+		if err := writeLines(filepath.Join(dir, name), lines...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteRollout writes one rollout of about spans spans: the orchestrator's

@@ -23,13 +23,15 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                           metric.Meter
-	mu                              sync.Mutex
-	registrations                   []metric.Registration
-	ConnectorGymgenaiDuplicateSpans metric.Int64Counter
-	ConnectorGymgenaiFlushFailures  metric.Int64Counter
-	ConnectorGymgenaiModelCalls     metric.Int64Counter
-	ConnectorGymgenaiOverflowCalls  metric.Int64Counter
+	meter                               metric.Meter
+	mu                                  sync.Mutex
+	registrations                       []metric.Registration
+	ConnectorGymgenaiDuplicateSpans     metric.Int64Counter
+	ConnectorGymgenaiFlushFailures      metric.Int64Counter
+	ConnectorGymgenaiModelCalls         metric.Int64Counter
+	ConnectorGymgenaiOverflowCalls      metric.Int64Counter
+	ConnectorGymgenaiTimeSplitLateSpans metric.Int64Counter
+	ConnectorGymgenaiTimeSplitRollouts  metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -83,6 +85,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_gymgenai_overflow_calls",
 		metric.WithDescription("Model calls counted into a metric's overflow series (otel.metric.overflow) because it had max_series series. [Alpha]"),
 		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorGymgenaiTimeSplitLateSpans, err = builder.meter.Int64Counter(
+		"otelcol_connector_gymgenai_time_split_late_spans",
+		metric.WithDescription("Spans that arrived after their rollout's root; its time split does not count them. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorGymgenaiTimeSplitRollouts, err = builder.meter.Int64Counter(
+		"otelcol_connector_gymgenai_time_split_rollouts",
+		metric.WithDescription("Rollout roots seen with time_split on, by what became of their time split (design §4.8). [Alpha]"),
+		metric.WithUnit("{rollout}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

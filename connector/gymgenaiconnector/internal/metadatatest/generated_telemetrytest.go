@@ -84,3 +84,35 @@ func AssertEqualConnectorGymgenaiOverflowCalls(t *testing.T, tt *componenttest.T
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualConnectorGymgenaiTimeSplitLateSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_gymgenai_time_split_late_spans",
+		Description: "Spans that arrived after their rollout's root; its time split does not count them. [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_gymgenai_time_split_late_spans")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualConnectorGymgenaiTimeSplitRollouts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_gymgenai_time_split_rollouts",
+		Description: "Rollout roots seen with time_split on, by what became of their time split (design §4.8). [Alpha]",
+		Unit:        "{rollout}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_gymgenai_time_split_rollouts")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

@@ -23,6 +23,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorGymgenaiFlushFailures.Add(context.Background(), 1)
 	tb.ConnectorGymgenaiModelCalls.Add(context.Background(), 1)
 	tb.ConnectorGymgenaiOverflowCalls.Add(context.Background(), 1)
+	tb.ConnectorGymgenaiTimeSplitLateSpans.Add(context.Background(), 1)
+	tb.ConnectorGymgenaiTimeSplitRollouts.Add(context.Background(), 1)
 	AssertEqualConnectorGymgenaiDuplicateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -33,6 +35,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorGymgenaiOverflowCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorGymgenaiTimeSplitLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorGymgenaiTimeSplitRollouts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -23,26 +23,29 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                          metric.Meter
-	mu                             sync.Mutex
-	registrations                  []metric.Registration
-	ExporterGymspansBytesWritten   metric.Int64Counter
-	ExporterGymspansDuplicateSpans metric.Int64Counter
-	ExporterGymspansFileAppends    metric.Int64Counter
-	ExporterGymspansFileCreates    metric.Int64Counter
-	ExporterGymspansFileLocks      metric.Int64Counter
-	ExporterGymspansFileOpens      metric.Int64Counter
-	ExporterGymspansFileStats      metric.Int64Counter
-	ExporterGymspansFsyncErrors    metric.Int64Counter
-	ExporterGymspansLinesWritten   metric.Int64Counter
-	ExporterGymspansOpenFiles      metric.Int64UpDownCounter
-	ExporterGymspansPendingBytes   metric.Int64UpDownCounter
-	ExporterGymspansRecoveredLines metric.Int64Counter
-	ExporterGymspansRejectedSpans  metric.Int64Counter
-	ExporterGymspansRotations      metric.Int64Counter
-	ExporterGymspansTailReads      metric.Int64Counter
-	ExporterGymspansTornTailsCut   metric.Int64Counter
-	ExporterGymspansWriteErrors    metric.Int64Counter
+	meter                              metric.Meter
+	mu                                 sync.Mutex
+	registrations                      []metric.Registration
+	ExporterGymspansBytesWritten       metric.Int64Counter
+	ExporterGymspansDuplicateSpans     metric.Int64Counter
+	ExporterGymspansFileAppends        metric.Int64Counter
+	ExporterGymspansFileCreates        metric.Int64Counter
+	ExporterGymspansFileLocks          metric.Int64Counter
+	ExporterGymspansFileOpens          metric.Int64Counter
+	ExporterGymspansFileStats          metric.Int64Counter
+	ExporterGymspansFsyncErrors        metric.Int64Counter
+	ExporterGymspansLinesWritten       metric.Int64Counter
+	ExporterGymspansOpenFiles          metric.Int64UpDownCounter
+	ExporterGymspansPendingBytes       metric.Int64UpDownCounter
+	ExporterGymspansRecoveredLines     metric.Int64Counter
+	ExporterGymspansRejectedSpans      metric.Int64Counter
+	ExporterGymspansRotations          metric.Int64Counter
+	ExporterGymspansTailReads          metric.Int64Counter
+	ExporterGymspansTimeSplitHeldSpans metric.Int64UpDownCounter
+	ExporterGymspansTimeSplitLateSpans metric.Int64Counter
+	ExporterGymspansTimeSplitRollouts  metric.Int64Counter
+	ExporterGymspansTornTailsCut       metric.Int64Counter
+	ExporterGymspansWriteErrors        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -162,6 +165,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_gymspans_tail_reads",
 		metric.WithDescription("Appends that read a file's last byte (its size was not where our last append ended). [Alpha]"),
 		metric.WithUnit("{read}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterGymspansTimeSplitHeldSpans, err = builder.meter.Int64UpDownCounter(
+		"otelcol_exporter_gymspans_time_split_held_spans",
+		metric.WithDescription("Spans of rollouts in flight whose facts are held for the time split (at most time_split.max_spans). [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterGymspansTimeSplitLateSpans, err = builder.meter.Int64Counter(
+		"otelcol_exporter_gymspans_time_split_late_spans",
+		metric.WithDescription("Spans that arrived after their rollout's root was written; the rollout's time_split_ms does not count them. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterGymspansTimeSplitRollouts, err = builder.meter.Int64Counter(
+		"otelcol_exporter_gymspans_time_split_rollouts",
+		metric.WithDescription("Rollout roots written to rollouts.jsonl with time_split on, by what became of their time split (design §4.8). [Alpha]"),
+		metric.WithUnit("{rollout}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterGymspansTornTailsCut, err = builder.meter.Int64Counter(

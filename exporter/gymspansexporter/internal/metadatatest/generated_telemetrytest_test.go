@@ -34,6 +34,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterGymspansRejectedSpans.Add(context.Background(), 1)
 	tb.ExporterGymspansRotations.Add(context.Background(), 1)
 	tb.ExporterGymspansTailReads.Add(context.Background(), 1)
+	tb.ExporterGymspansTimeSplitHeldSpans.Add(context.Background(), 1)
+	tb.ExporterGymspansTimeSplitLateSpans.Add(context.Background(), 1)
+	tb.ExporterGymspansTimeSplitRollouts.Add(context.Background(), 1)
 	tb.ExporterGymspansTornTailsCut.Add(context.Background(), 1)
 	tb.ExporterGymspansWriteErrors.Add(context.Background(), 1)
 	AssertEqualExporterGymspansBytesWritten(t, testTel,
@@ -79,6 +82,15 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansTailReads(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansTimeSplitHeldSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansTimeSplitLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansTimeSplitRollouts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansTornTailsCut(t, testTel,

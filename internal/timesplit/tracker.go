@@ -1,0 +1,225 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package timesplit
+
+import "github.com/otelcol-gym/otelcol-gym/internal/bounded"
+
+// Key is a rollout: (run, rollout id); rollout ids repeat across runs.
+type Key = [2]string
+
+// Outcome is what Finish could say of a rollout.
+type Outcome uint8
+
+const (
+	// Computed: the split is known.
+	Computed Outcome = iota
+	// Missed: some of the rollout's spans went elsewhere (Withhold: an
+	// earlier process or another collector consumed them).
+	Missed
+	// Evicted: the rollout's facts were let go to stay within max_spans, or
+	// it was finished before with another root.
+	Evicted
+	// Invalid: the root ends before it starts.
+	Invalid
+	// Repeated: the root was finished before (a redelivery): the split it
+	// got then, for a line written again; not to be counted again.
+	Repeated
+	// Outcomes is the number of outcomes.
+	Outcomes
+)
+
+var outcomeNames = [Outcomes]string{"computed", "missed_spans", "evicted", "invalid", "repeated"}
+
+// String is the outcome's name on the components' own metrics.
+func (o Outcome) String() string {
+	if o < Outcomes {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// OutcomeNames are the names of every outcome, in order.
+func OutcomeNames() []string { return outcomeNames[:] }
+
+// maxOpen bounds the rollouts in flight a Tracker follows (those with no
+// facts too: withheld, or with events only); past it the least recently
+// added to is let go.
+const maxOpen = 1 << 17
+
+// maxDone is how many finished rollouts a Tracker remembers: a span that
+// arrives after its rollout's root is counted late (and left out) instead of
+// starting the rollout over, and a root delivered again gets the same split.
+const maxDone = 1 << 16
+
+// Tracker holds the facts of the rollouts in flight until their roots
+// arrive, at most maxSpans of them (the rollouts least recently added to are
+// let go first; their splits are not computed). It is not safe for
+// concurrent use.
+type Tracker struct {
+	maxSpans int
+	held     int // facts held, by the capacity of their slices
+	open     *bounded.Table[Key, *rollout]
+	done     *bounded.Ring[Key, finished]
+	last     Key // the rollout of the last Add, the newest in open
+	lastR    *rollout
+	counts   Counts
+	walk     walk     // Finish's, reused
+	free     [][]Span // the facts slices of finished rollouts, reused
+}
+
+// maxFree bounds the slices kept for reuse, and maxFreeCap their size.
+const (
+	maxFree    = 256
+	maxFreeCap = 1 << 12
+)
+
+type rollout struct {
+	spans    []Span
+	withheld bool
+}
+
+type finished struct {
+	root    uint64
+	split   Split
+	outcome Outcome
+}
+
+// Counts are what a Tracker saw since the last TakeCounts.
+type Counts struct {
+	// Late: spans that arrived after their rollout's root (left out).
+	Late int64
+	// Evicted: rollouts let go to stay within maxSpans.
+	Evicted int64
+}
+
+// NewTracker returns a tracker that holds at most maxSpans facts.
+func NewTracker(maxSpans int) *Tracker {
+	return &Tracker{
+		maxSpans: max(1, maxSpans),
+		open:     bounded.New[Key, *rollout](1 << 30), // bounded by maxSpans instead
+		done:     bounded.NewRing[Key, finished](maxDone),
+	}
+}
+
+// Add records s, a span of rollout k. It reports whether k is new to the
+// tracker (neither in flight nor finished): the caller may then ask whether
+// an earlier process saw some of its spans (Withhold). An Event span is not
+// kept, but makes its rollout known.
+func (t *Tracker) Add(k Key, s Span) (isNew bool) {
+	r := t.lastR
+	if r == nil || t.last != k {
+		var ok bool
+		if r, ok = t.open.Get(k); ok {
+			t.open.Touch(k)
+		} else if f, ok := t.done.Get(k); ok {
+			if f.outcome == Computed {
+				t.counts.Late++
+			}
+			return false
+		} else {
+			if t.open.Len() >= maxOpen {
+				t.evictOldest()
+			}
+			r, isNew = &rollout{}, true
+			if n := len(t.free); n > 0 {
+				r.spans, t.free = t.free[n-1], t.free[:n-1]
+				t.held += cap(r.spans)
+			}
+			t.open.Put(k, r)
+		}
+		t.last, t.lastR = k, r
+	}
+	if s.Role == Event || r.withheld {
+		return isNew
+	}
+	c := cap(r.spans)
+	r.spans = append(r.spans, s)
+	if t.held += cap(r.spans) - c; t.held > t.maxSpans {
+		t.evict()
+	}
+	return isNew
+}
+
+// Withhold says that some spans of rollout k went elsewhere: its split will
+// not be computed (Missed), and its facts are let go.
+func (t *Tracker) Withhold(k Key) {
+	if r, ok := t.open.Get(k); ok {
+		t.held -= cap(r.spans)
+		r.spans, r.withheld = nil, true
+	}
+}
+
+// Finish computes the split of rollout k from root, its root, and the facts
+// added before, then lets them go. A root finished before gets the split it
+// got then (Repeated); another root of a finished rollout gets none
+// (Evicted).
+func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
+	rootID := root.ID
+	if f, ok := t.done.Get(k); ok {
+		switch {
+		case f.outcome != Computed:
+			return Split{}, f.outcome
+		case f.root != rootID:
+			return Split{}, Evicted
+		}
+		return f.split, Repeated
+	}
+	r, _ := t.open.Get(k)
+	f := finished{root: rootID, outcome: Missed}
+	if r == nil || !r.withheld {
+		var spans []Span
+		if r != nil {
+			spans = r.spans
+		}
+		var ok bool
+		if f.split, ok = t.walk.of(root, spans); ok {
+			f.outcome = Computed
+		} else {
+			f.outcome = Invalid
+		}
+	}
+	t.forget(k) // after the walk: its slice may be reused
+	t.done.Put(k, f)
+	return f.split, f.outcome
+}
+
+// TakeCounts returns the counts since the last call and resets them.
+func (t *Tracker) TakeCounts() Counts {
+	c := t.counts
+	t.counts = Counts{}
+	return c
+}
+
+// Held is the number of facts held (by capacity).
+func (t *Tracker) Held() int { return t.held }
+
+// evict lets the rollouts least recently added to go until the facts are
+// within maxSpans; their splits are not computed.
+func (t *Tracker) evict() {
+	for t.held > t.maxSpans && t.evictOldest() {
+	}
+}
+
+func (t *Tracker) evictOldest() bool {
+	k, _, ok := t.open.Oldest()
+	if ok {
+		t.forget(k)
+		t.done.Put(k, finished{outcome: Evicted})
+		t.counts.Evicted++
+	}
+	return ok
+}
+
+func (t *Tracker) forget(k Key) {
+	if r, ok := t.open.Get(k); ok {
+		t.held -= cap(r.spans)
+		t.open.Delete(k)
+		if c := cap(r.spans); c > 0 && c <= maxFreeCap && len(t.free) < maxFree {
+			t.free = append(t.free, r.spans[:0])
+		}
+	}
+	if t.last == k {
+		t.last, t.lastR = Key{}, nil
+	}
+}
