@@ -47,16 +47,18 @@ test: build vet lint
 	$(MAKE) fuzz
 
 # The real NeMo Gym end to end (issue #17; e2e/README.md): the pinned Python venv,
-# made once and cached outside the repo by e2e/realgym/setup-venv.sh, then the e2e tests that
-# need it (TestRealGym*, TestConsole*Python*), which skip in `make test`. They run in a network
+# made once and cached outside the repo by e2e/realgym/setup-venv.sh, and the user-install venv
+# (issue #34: made by docs/trace-your-gym-run.sh's own step 1, cached the same way by
+# e2e/realgym/setup-userinstall-venv.sh), then the e2e tests that need them (TestRealGym*,
+# TestConsole*Python*, TestInstrumentReal*), which skip in `make test`. They run in a network
 # namespace of their own with only loopback up: Ray binds the machine's address otherwise, and
 # there nothing can reach the network. GOPROXY=off: the build above fetched every module.
-REALGYM_RUN ?= ^(TestStubModel|TestRealGym.*|TestConsolePython.*)$$
+REALGYM_RUN ?= ^(TestStubModel|TestRealGym.*|TestConsolePython.*|TestInstrumentReal.*)$$
 # REALGYM_SKIP names tests to leave out (go test -skip); none by default.
 REALGYM_SKIP ?=
 test-realgym: build
-	venv="$$(e2e/realgym/setup-venv.sh)" && \
-	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
+	venv="$$(e2e/realgym/setup-venv.sh)" && uvenv="$$(e2e/realgym/setup-userinstall-venv.sh)" && \
+	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
 	unshare --net sh -c 'ip link set lo up && exec $(GO) test -count=1 -v -timeout 25m -run "$(REALGYM_RUN)" -skip "$(REALGYM_SKIP)" ./e2e/'
 
 # Short runs of every fuzz target (their seed corpora also run in `go test`).

@@ -192,7 +192,7 @@ func checkRolloutShape(t *testing.T, m realGymMode, r string, spans []outSpan, c
 	}
 	assert.Equal(t, captured, modelRequests, "rollout %s: model-server requests in its spans = model exchanges in its capture (%v)", r, names)
 	assert.Contains(t, names, m.agent+" POST /run", "rollout %s holds the agent's POST /run", r)
-	if m.name == "gym_telemetry" {
+	if m.ownTelemetry {
 		assert.Contains(t, names, m.agent+" gym.rollout", "rollout %s holds gym.rollout", r)
 	}
 }

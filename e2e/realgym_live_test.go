@@ -40,9 +40,8 @@ const realGymStalledAfter = 20 * time.Second
 func TestRealGymTelemetryOff(t *testing.T) {
 	venv := realGymVenv(t)
 	chromiumPath(t)
-	m := realGymMode{name: "telemetry_off", runID: "realgymoff1", env: func(string, ports) []string {
-		return []string{"NEMO_GYM_OTEL_ENABLED=1", "NEMO_GYM_OTEL_RUN_ID=realgymoff1"}
-	}}
+	m := realGymMode{name: "telemetry_off", runID: "realgymoff1", uninstrumented: true,
+		env: []string{"NEMO_GYM_OTEL_ENABLED=1", "NEMO_GYM_OTEL_RUN_ID=realgymoff1"}}
 	live := &realGymLive{telemetryOff: true}
 	run := runRealGym(t, venv, m, realGymOpts{observability: true, live: live})
 	require.Len(t, run.rollouts, realGymTasks*realGymRepeats)

@@ -30,7 +30,8 @@ import (
 // so `make test` stays Go-only.
 //
 // One run: the collector (testdata/realgym_collector.yaml: the standalone
-// pipeline plus a recording pipeline), the stub model, `gym env start` with
+// pipeline plus a recording pipeline), the stub model, and each Gym command
+// under `otelcol-gym instrument` (the mode's flags): `gym env start` with
 // example_single_tool_call and openai_model (its four servers run from the
 // prebuilt venv: skip_venv_if_present with <uv_venv_dir>/<type>/<dir>/.venv
 // linked to it, and no uv installed, so an install would fail the run), then
@@ -64,54 +65,63 @@ var realGymServerDirs = []string{
 	"environment_servers/legacy_agent",
 }
 
-// realGymMode is one way of getting telemetry out of the real Gym.
+// realGymMode is one way of getting telemetry out of the real Gym: every Gym
+// command runs under `otelcol-gym instrument` (issue #34) with these flags.
 type realGymMode struct {
 	name  string
 	runID string
-	// env is the telemetry environment of every Gym process.
-	env func(repo string, p ports) []string
+	// instrument are the flags of `otelcol-gym instrument`; env the Gym
+	// settings of every Gym process.
+	instrument, env []string
+	// choice starts the line instrument prints for the venv's Python.
+	choice string
 	// Service names (resource service.name) of the processes.
 	driver, env_, agent, model, resources string
 	// driverTraced: the `gym eval run --no-serve` process emits spans.
 	driverTraced bool
+	// ownTelemetry: Gym's own telemetry, with its gym.rollout span.
+	ownTelemetry bool
+	// uninstrumented: Gym runs without `otelcol-gym instrument`, pointed at
+	// the collector by hand (OTEL_EXPORTER_OTLP_* and env).
+	uninstrumented bool
 }
 
 func realGymModes() []realGymMode {
 	return []realGymMode{
 		{
-			// Generic OpenTelemetry: the distro's auto-instrumentation
-			// (e2e/realgym/otel_auto/sitecustomize.py) in every Gym process,
-			// FastAPI and aiohttp-client instrumentation, OTLP/HTTP; Gym's own
-			// telemetry is off; the run id only in OTEL_RESOURCE_ATTRIBUTES.
+			// The realgym venv has no nemo-lens: instrument's generic
+			// OpenTelemetry instrumentation in every Gym process (not Ray's),
+			// FastAPI and aiohttp-client, OTLP/HTTP; Gym's own telemetry off.
 			name: "generic_otel", runID: "realgymgeneric1",
-			env: func(repo string, p ports) []string {
-				return []string{
-					"PYTHONPATH=" + filepath.Join(repo, "e2e", "realgym", "otel_auto"),
-					"OTEL_SERVICE_NAME=nemo-gym",
-					"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none",
-					"OTEL_RESOURCE_ATTRIBUTES=nemo.run.id=realgymgeneric1",
-				}
-			},
+			env:    []string{"NEMO_GYM_OTEL_RUN_ID=realgymgeneric1"},
+			choice: "generic OpenTelemetry instrumentation (FastAPI, ASGI, aiohttp client): nemo-lens, which Gym's own telemetry needs, is not installed",
 			driver: "nemo-gym/gym-eval-run", env_: "nemo-gym/legacy_agent", agent: "nemo-gym/simple_agent",
 			model: "nemo-gym/openai_model", resources: "nemo-gym/example_single_tool_call",
 			driverTraced: true,
 		},
 		{
-			// Gym's own telemetry through the lens stand-in
-			// (e2e/realgym/lens_standin), every span group on, so every Gym
-			// call site emits.
+			// Gym's own telemetry (--telemetry gym) through otelcol-gym's
+			// nemo-lens bridge, every span group on, so every Gym call site
+			// emits.
 			name: "gym_telemetry", runID: "realgymlens1",
-			env: func(repo string, p ports) []string {
-				return []string{
-					"PYTHONPATH=" + filepath.Join(repo, "e2e", "realgym", "lens_standin"),
-					"NEMO_GYM_OTEL_ENABLED=1", "NEMO_GYM_OTEL_RUN_ID=realgymlens1", "NEMO_GYM_OTEL_SPAN_GROUPS=all",
-				}
-			},
-			driver: "", env_: "nemo-gym/example_single_tool_call_environment_server",
+			instrument: []string{"--telemetry", "gym"},
+			env:        []string{"NEMO_GYM_OTEL_RUN_ID=realgymlens1", "NEMO_GYM_OTEL_SPAN_GROUPS=all"},
+			choice:     "Gym's own telemetry through otelcol-gym's nemo-lens bridge: nemo-lens is not installed, and --telemetry gym asks for Gym's own telemetry",
+			driver:     "", env_: "nemo-gym/example_single_tool_call_environment_server",
 			agent: "nemo-gym/example_single_tool_call_simple_agent", model: "nemo-gym/policy_model",
-			resources: "nemo-gym/example_single_tool_call",
+			resources: "nemo-gym/example_single_tool_call", ownTelemetry: true,
 		},
 	}
+}
+
+// instrumented is argv under `otelcol-gym instrument` for mode m, sending to
+// the collector's OTLP/HTTP port.
+func instrumented(t *testing.T, m realGymMode, p ports, argv ...string) []string {
+	if m.uninstrumented {
+		return argv
+	}
+	return append(append([]string{collectorBinary(t), "instrument", "--endpoint", fmt.Sprintf("http://127.0.0.1:%d", p.HTTP)},
+		m.instrument...), append([]string{"--"}, argv...)...)
 }
 
 func realGymVenv(t *testing.T) string {
@@ -170,20 +180,21 @@ type realGymRun struct {
 	rollouts        []string       // the rollout ids of Gym's output rows
 	exchanges       map[string]int // model exchanges per rollout, in Gym's capture files
 	live            bool           // a real run (not a replay): Gym's capture files are there
+	forwarded       string         // the OTLP/JSON traces the collector sent on ("" when it sent none)
 	accepted        float64        // otelcol_receiver_accepted_spans at the end
 	combined        []outSpan
 	collectorLog    string
 }
 
 func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {
-	repo := repoRoot(t)
 	dir := t.TempDir()
 	if keep := os.Getenv(realGymOutEnv); keep != "" {
 		dir = filepath.Join(keep, m.name)
 		require.NoError(t, os.RemoveAll(dir))
 		require.NoError(t, os.MkdirAll(dir, 0o750))
 	}
-	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{}}
+	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{},
+		forwarded: filepath.Join(dir, "otlp-traces.jsonl")}
 	require.NoError(t, os.MkdirAll(run.captureDir, 0o750))
 
 	var edit func(string) string
@@ -207,11 +218,10 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	_, err := os.Stat(filepath.Join(venv, "bin", "uv"))
 	require.True(t, os.IsNotExist(err), "the venv has no uv: Gym cannot install anything at run time")
 
-	env := append([]string{
-		fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", p.HTTP),
-		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-		"RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1",
-	}, m.env(repo, p)...)
+	env := append([]string{"RAY_USAGE_STATS_ENABLED=0", "PYTHONDONTWRITEBYTECODE=1"}, m.env...)
+	if m.uninstrumented {
+		env = append(env, fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", p.HTTP), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
+	}
 	if o.slow > 0 {
 		env = append(env, fmt.Sprintf("OTEL_BSP_SCHEDULE_DELAY=%d", (o.slow/6).Milliseconds()))
 	}
@@ -228,7 +238,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	}, common...)
 	var envStart *gymProcess
 	for attempt := 1; ; attempt++ {
-		envStart = startGym(t, dir, env, gym, envArgs...)
+		envStart = startGym(t, dir, env, instrumented(t, m, p, append([]string{gym}, envArgs...)...)...)
 		pollUntil(t, 5*time.Minute, "Gym's servers ready", func() bool {
 			return envStart.exited() || strings.Contains(envStart.log(), "servers ready!")
 		})
@@ -245,6 +255,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 		t.Fatalf("gym env start exited before its servers were ready:\n%s", envStart.log())
 	}
 	ready := time.Since(start)
+	checkInstrumentChoice(t, m, envStart.log()) // realgym_instrument_test.go
 	for _, d := range realGymServerDirs {
 		assert.Contains(t, envStart.log(), "from venv "+filepath.Join(venvs, d, ".venv"), "%s ran from the prebuilt venv", d)
 	}
@@ -257,10 +268,11 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	collectStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	evalRun := exec.CommandContext(ctx, gym, append([]string{"eval", "run", "--no-serve",
+	evalArgv := instrumented(t, m, p, append([]string{gym, "eval", "run", "--no-serve",
 		"--agent", "example_single_tool_call_simple_agent", "--input", dataset, "--output", output,
 		"--num-repeats", fmt.Sprint(realGymRepeats), "--concurrency", "4",
 	}, common...)...)
+	evalRun := exec.CommandContext(ctx, evalArgv[0], evalArgv[1:]...)
 	evalRun.Dir = dir // Hydra writes outputs/ into the working directory
 	evalRun.Env = append(os.Environ(), env...)
 	outb, err := evalRun.CombinedOutput()
@@ -321,14 +333,14 @@ type gymProcess struct {
 	done    chan struct{}
 }
 
-func startGym(t *testing.T, dir string, env []string, gym string, args ...string) *gymProcess {
+func startGym(t *testing.T, dir string, env []string, argv ...string) *gymProcess {
 	logPath := filepath.Join(dir, "gym-env-start.log")
 	if _, err := os.Stat(logPath); err == nil {
 		require.NoError(t, os.Rename(logPath, logPath+".previous"))
 	}
 	f, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(gym, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f

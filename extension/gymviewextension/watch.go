@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/extension/gymviewextension/internal/metadata"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 )
 
@@ -24,8 +25,6 @@ const (
 	warnEvery = 10 * time.Minute
 	// maxStallLines bounds the stalled rollouts logged one by one a round.
 	maxStallLines = 20
-	// runAttribute is the gauge's attribute (metadata.yaml).
-	runAttribute = "nemo.run.id"
 )
 
 // telemetryOff is the warning of a run whose rollouts write captures and
@@ -86,7 +85,7 @@ func (w *watcher) round(ctx context.Context, now time.Time) {
 		w.warned, w.unsaid = now, 0
 	}
 	for run, n := range rep.Stalled {
-		w.tel.ExtensionGymviewStalledRollouts.Record(ctx, int64(n), metric.WithAttributes(attribute.String(runAttribute, run)))
+		w.tel.ExtensionGymviewStalledRollouts.Record(ctx, int64(n), metric.WithAttributes(attribute.String(gymconv.RunAttribute, run)))
 	}
 	for i, s := range rep.NewStalls {
 		if i == maxStallLines {

@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""The span primitives Gym's call sites use (stand-in; see nemo/lens/__init__.py).
+"""The span primitives Gym's call sites use (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 As Gym's own docs and nemo_gym/telemetry/spans.py describe them: ``managed_span`` starts
 an INTERNAL span (no kind) from the tracer ``nemo.lens.helpers`` when its group is

@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Gym's five undimensioned instruments (stand-in; see nemo/lens/__init__.py).
+"""Gym's five undimensioned instruments (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 Gym calls ``record_gym_metrics(meter, rollout_duration_ms=..., verify_duration_ms=...,
 verify_success_rate=..., active_servers=...)`` with any subset of the keywords; each value

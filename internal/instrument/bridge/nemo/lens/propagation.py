@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""W3C context injection at Gym's HTTP egress (stand-in; see nemo/lens/__init__.py)."""
+"""W3C context injection at Gym's HTTP egress (otelcol-gym's bridge; see nemo/lens/__init__.py)."""
 
 from opentelemetry import propagate
 

@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Span groups and presets libraries register (stand-in; see nemo/lens/__init__.py).
+"""Span groups and presets libraries register (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 Gym calls ``SpanRegistry.register(namespace, groups=..., presets=..., allow_override=True)``
 at import and ``SpanRegistry.resolve(spec)[0]`` to turn a ``span_groups`` spec into the set

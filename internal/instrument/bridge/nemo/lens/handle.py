@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""The provider layer: one ``setup_telemetry`` per process (stand-in; see nemo/lens/__init__.py).
+"""The provider layer: one ``setup_telemetry`` per process (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 ``setup_telemetry(config, resource_attributes=...)`` builds this process's resource
 (``service.name``, ``service.instance.id`` = ``<run id>-rank<rank>``, ``nemo.run.id``,

@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Telemetry settings from the environment (stand-in; see nemo/lens/__init__.py).
+"""Telemetry settings from the environment (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 Gym calls ``NemoLensConfig.from_env(prefix="NEMO_GYM_OTEL", fallback_prefix="NEMO_LENS")``:
 each key is read from ``<prefix>_<KEY>`` first, then ``<fallback_prefix>_<KEY>``. Gym then

@@ -1,9 +1,9 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""A stand-in for nemo-lens's provider layer, for otelcol-gym's real-Gym tests only.
+"""otelcol-gym's nemo-lens bridge: the provider layer Gym 0.7.0 needs, for a nemo-lens that lacks it.
 
-nemo-gym 0.7.0 creates its spans through ``nemo.lens``, and imports lens APIs that the
-only lens release on the package index (0.1.0) does not have (``nemo.lens.groups.SpanRegistry``,
+nemo-gym 0.7.0 creates its spans through ``nemo.lens`` and imports lens APIs that the only
+lens release on the package index (0.1.0) does not have (``nemo.lens.groups.SpanRegistry``,
 ``nemo.lens.semconv.NV_DL_RANK``), so with 0.1.0 Gym's telemetry switches itself off.
 This package is NOT nemo-lens and shares no code with it: it implements, on top of the
 OpenTelemetry SDK, exactly the names Gym 0.7.0 imports, with the behaviour Gym's call
@@ -23,7 +23,13 @@ real call sites emit their real ``gym.*`` spans:
 Left out: ``nemo.lens.logging_bridge`` (Gym imports it only with ``logs_enabled``, off by
 default), lens's export strategies and sampler (Gym's default, ``all_ranks`` with every
 process at rank 0, exports from every process), and the closing of spans still open at
-shutdown (``nemo.span.truncated``). It is put on PYTHONPATH by e2e/realgym_test.go.
+shutdown (``nemo.span.truncated``).
+
+It ships inside the otelcol-gym binary (internal/instrument) and is never on PYTHONPATH:
+``otelcol-gym instrument`` writes it to a private temporary directory, and its
+sitecustomize puts it in front of the installed nemo-lens in a Gym process only when that
+nemo-lens lacks what the process's Gym imports (and the bridge has it all), so a nemo-lens
+that works is never shadowed (otelcol_gym_instrument/choice.py).
 """
 
 from opentelemetry import metrics as _metrics
@@ -33,7 +39,7 @@ from nemo.lens import handle
 from nemo.lens.config import NemoLensConfig
 from nemo.lens.handle import TelemetryHandle, setup_telemetry
 
-__version__ = "0+otelcol-gym.standin"
+__version__ = "0+otelcol-gym.bridge"
 
 
 def get_tracer(name: str = "nemo.lens") -> _trace.Tracer:

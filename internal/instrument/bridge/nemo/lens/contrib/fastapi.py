@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""FastAPI ingress instrumentation (stand-in; see nemo/lens/__init__.py).
+"""FastAPI ingress instrumentation (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 Gym calls ``instrument_fastapi(app)`` once per server; the SERVER spans and their ASGI
 ``http send``/``http receive`` children come from OpenTelemetry's FastAPI instrumentor,

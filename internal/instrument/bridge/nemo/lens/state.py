@@ -1,6 +1,6 @@
 # Copyright The otelcol-gym Authors
 # SPDX-License-Identifier: Apache-2.0
-"""The span groups enabled in this process (stand-in; see nemo/lens/__init__.py).
+"""The span groups enabled in this process (otelcol-gym's bridge; see nemo/lens/__init__.py).
 
 Gym gates every call site on ``is_span_group_enabled(group)`` before doing any work, and
 the groups are set once by ``setup_telemetry``: a process that never set telemetry up

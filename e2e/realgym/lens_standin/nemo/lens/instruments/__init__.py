@@ -1,3 +1,0 @@
-# Copyright The otelcol-gym Authors
-# SPDX-License-Identifier: Apache-2.0
-"""Metric instruments (stand-in; see nemo/lens/__init__.py)."""

@@ -1,0 +1,3 @@
+# Copyright The otelcol-gym Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Framework instrumentation helpers (otelcol-gym's bridge; see nemo/lens/__init__.py)."""
