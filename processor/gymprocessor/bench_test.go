@@ -475,5 +475,5 @@ func BenchmarkPrepare(b *testing.B) {
 			e.prepare(td).release()
 		}
 	}
-	b.ReportMetric(float64((cpuNow() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/span")
+	b.ReportMetric(float64((cpuNow()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/span")
 }
