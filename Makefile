@@ -71,7 +71,7 @@ test-realgym: build
 # failing input. 20,000 executions take 1 to 30 s a target here.
 FUZZTIME ?= 20000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzEvidenceFromURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
+	$(GO) test -run '^$$' -fuzz '^FuzzEvidenceFromURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor/internal/evidence
 	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./processor/gymprocessor
 	$(GO) test -run '^$$' -fuzz '^FuzzExportOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzExportRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter

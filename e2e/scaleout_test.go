@@ -155,8 +155,9 @@ func (bearer) RequireTransportSecurity() bool { return true }
 type scaleOutput struct {
 	spans     map[string]string  // span id → trace id, from spans.jsonl
 	files     map[string]string  // span id → the rollout file it is in, with its trace id
-	rollouts  []string           // the run's rollouts.jsonl lines without error_count, sorted
+	rollouts  []string           // the run's rollouts.jsonl lines without error_count and time_split_ms, sorted
 	errors    map[string]float64 // rollout id → error_count of its rollouts.jsonl line
+	splits    map[string]string  // rollout id → time_split_ms of its rollouts.jsonl line, when it has one
 	cutLinks  map[string]string  // span id of a cut root → its link's type, job or parent
 	prevLinks map[string]string  // span id of an attempt's root → its previous_attempt link
 	calls     map[string]uint64  // service-map edge → calls (and errors)
@@ -181,7 +182,7 @@ type scaleSpan struct {
 // (and its backups) holds combined.
 func readScaleOutput(t *testing.T, dir, run string, combined []scaleSpan) scaleOutput {
 	t.Helper()
-	out := scaleOutput{spans: map[string]string{}, files: map[string]string{}, calls: map[string]uint64{}, errors: map[string]float64{}, cutLinks: map[string]string{}, prevLinks: map[string]string{}}
+	out := scaleOutput{spans: map[string]string{}, files: map[string]string{}, calls: map[string]uint64{}, errors: map[string]float64{}, splits: map[string]string{}, cutLinks: map[string]string{}, prevLinks: map[string]string{}}
 	for _, s := range combined {
 		if s.Resource.Attributes.Run == run {
 			key := s.TraceID + " parent " + s.ParentSpanID
@@ -227,6 +228,12 @@ func readScaleOutput(t *testing.T, dir, run string, combined []scaleSpan) scaleO
 		assert.False(t, twice, "rollout %s twice in rollouts.jsonl", id)
 		out.errors[id], _ = l["error_count"].(float64)
 		delete(l, "error_count")
+		if split, ok := l["time_split_ms"]; ok {
+			b, err := json.Marshal(split)
+			require.NoError(t, err)
+			out.splits[id] = string(b)
+			delete(l, "time_split_ms")
+		}
 		rest, err := json.Marshal(l)
 		require.NoError(t, err)
 		out.rollouts = append(out.rollouts, string(rest))
@@ -402,7 +409,7 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 
 	stopped := time.Now()
 	pooled, reference := combinedLines[scaleSpan](t, shared), combinedLines[scaleSpan](t, refDir)
-	spans, rollouts, errorCountsApart, cutLinksApart, linksLost := 0, 0, 0, 0, 0
+	spans, rollouts, errorCountsApart, cutLinksApart, linksLost, splitsMissing := 0, 0, 0, 0, 0, 0
 	for _, run := range scaleRuns {
 		t.Run(run, func(t *testing.T) {
 			got, want := readScaleOutput(t, shared, run, pooled), readScaleOutput(t, refDir, run, reference)
@@ -426,7 +433,17 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 			// Against one gateway fed the same spans.
 			assert.Equal(t, want.spans, got.spans, "the same spans with the same trace ids, parents and links as through one gateway")
 			assert.Equal(t, want.files, got.files, "the same spans in the same rollout files with the same T'")
-			assert.Equal(t, want.rollouts, got.rollouts, "the same rollouts.jsonl lines (but error_count)")
+			assert.Equal(t, want.rollouts, got.rollouts, "the same rollouts.jsonl lines (but error_count and time_split_ms)")
+			// time_split_ms is written by the exporter process that consumed
+			// every span of the rollout up to its root (design §4.8): a rollout
+			// in flight across a kill has none in the pool's output (the line
+			// completed by recovery, or a rollout whose first spans the killed
+			// process wrote). Where the pool has one, it is the reference's.
+			assert.Len(t, want.splits, len(want.rollouts), "every rollout of the reference (never killed) has its split")
+			for id, split := range got.splits {
+				assert.Equal(t, want.splits[id], split, "rollout %s: the same time_split_ms as through one gateway", id)
+			}
+			splitsMissing += len(got.rollouts) - len(got.splits)
 			// error_count counts the rollout's ERROR spans this exporter
 			// process consumed up to its root (gymspans' count table is per
 			// process; spans after the root are not reflected): a kill, or
@@ -457,8 +474,8 @@ func TestScaleOutAgentsToGatewayPool(t *testing.T) {
 		})
 	}
 	assert.LessOrEqual(t, float64(linksLost), linksMissed, "previous_attempt links lost beyond those the gateways reported")
-	t.Logf("scale-out: %d spans and %d rollouts in 3 runs over 3 gateways (and %d run-less spans), %d kills of one gateway; agent: %.0f spans in, %.0f out, %.0f failed exports (%d spans) re-sent from its queue, at most %.0f spans queued; %.0f duplicates dropped by the gateways' gymspans; %d rollouts.jsonl lines with another error_count than the reference's; %d cut roots linked as job in one output and parent in the other; %d previous_attempt links lost (%.0f reported by the gateways); %v (start and load %v, drain %v, stop %v, compare %v)",
-		spans, rollouts, runless, kills, agentAccepted, agentSent, failedExports, resent, queued, dupsDropped, errorCountsApart, cutLinksApart, linksLost, linksMissed, time.Since(started).Round(time.Second),
+	t.Logf("scale-out: %d spans and %d rollouts in 3 runs over 3 gateways (and %d run-less spans), %d kills of one gateway; agent: %.0f spans in, %.0f out, %.0f failed exports (%d spans) re-sent from its queue, at most %.0f spans queued; %.0f duplicates dropped by the gateways' gymspans; %d rollouts.jsonl lines with another error_count than the reference's, %d without time_split_ms (in flight across a kill); %d cut roots linked as job in one output and parent in the other; %d previous_attempt links lost (%.0f reported by the gateways); %v (start and load %v, drain %v, stop %v, compare %v)",
+		spans, rollouts, runless, kills, agentAccepted, agentSent, failedExports, resent, queued, dupsDropped, errorCountsApart, splitsMissing, cutLinksApart, linksLost, linksMissed, time.Since(started).Round(time.Second),
 		loaded.Sub(started).Round(time.Second), drained.Sub(loaded).Round(time.Second), stopped.Sub(drained).Round(time.Second), time.Since(stopped).Round(time.Second))
 }
 

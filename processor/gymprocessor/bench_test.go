@@ -214,6 +214,7 @@ func threadCPU() time.Duration {
 // single worker, bounds delivered-spans/s. With 4 callers the gym fake clock
 // advances 25ms per batch, so each job still sees 10 batches/s.
 func BenchmarkDefaultPresetStream(b *testing.B) {
+	var gymAt func(callers int, storage bool, step time.Duration) func(*testing.B) *streamTarget
 	stream := defaultPresetStream()
 	perIter := int64(streamSpans(stream))
 
@@ -229,6 +230,9 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 	}
 
 	gym := func(callers int, storage bool) func(*testing.B) *streamTarget {
+		return gymAt(callers, storage, 100*time.Millisecond/time.Duration(callers))
+	}
+	gymAt = func(callers int, storage bool, step time.Duration) func(*testing.B) *streamTarget {
 		return func(b *testing.B) *streamTarget {
 			s := newCountingSink()
 			cfg := testConfig()
@@ -245,7 +249,6 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 				require.NoError(b, p.startStorage(context.Background(), storageHost{Host: componenttest.NewNopHost(), ext: ext}))
 				b.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
 			}
-			step := 100 * time.Millisecond / time.Duration(callers)
 			perTick := int64(tickPeriod(cfg.Settle) / step)
 			var batches atomic.Int64
 			return &streamTarget{
@@ -389,6 +392,10 @@ func BenchmarkDefaultPresetStream(b *testing.B) {
 
 	b.Run("copy_only", func(b *testing.B) { run(b, 1, copyOnly) })
 	b.Run("gym", func(b *testing.B) { run(b, 1, gym(1, false)) })
+	// The index at a production size: 5 ms a batch of the fake clock is
+	// about 13,000 spans a second, so the spans left within wait keep
+	// about 400,000 index entries (100 ms a batch: about 20,000).
+	b.Run("gym_busy", func(b *testing.B) { run(b, 1, gymAt(1, false, 5*time.Millisecond)) })
 	b.Run("gym_storage", func(b *testing.B) { run(b, 1, gym(1, true)) })
 	b.Run("groupbytrace", func(b *testing.B) { run(b, 1, groupbytrace) })
 	b.Run("gym_locked", func(b *testing.B) { run(b, 1, gymLocked) })
@@ -436,7 +443,7 @@ func BenchmarkRetainedPerPendingSpan(b *testing.B) {
 		runtime.GC()
 		retained := heapInUse() - base
 		p.mu.Lock()
-		pending := len(p.eng.heap)
+		pending := p.eng.core.Pending()
 		p.mu.Unlock()
 		require.Equal(b, n, pending)
 		b.ReportMetric(float64(retained)/float64(pending), "retained-B/pending-span")
@@ -450,4 +457,23 @@ func heapInUse() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// BenchmarkPrepare is what the processor reads of a batch before its lock
+// (prepare): evidence, ids, index hashes, the repair's facts, a node per
+// span; ns/op is per span of the default-preset stream.
+func BenchmarkPrepare(b *testing.B) {
+	e, err := newEngine(testConfig())
+	require.NoError(b, err)
+	stream := defaultPresetStream()
+	n := streamSpans(stream)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNow()
+	for i := 0; i < b.N; i += n {
+		for _, td := range stream {
+			e.prepare(td).release()
+		}
+	}
+	b.ReportMetric(float64((cpuNow()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/span")
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
 )
 
 func TestMaxPendingSpansNeverExceededNearestDeadlineFirst(t *testing.T) {
@@ -54,7 +56,7 @@ func TestMaxPendingBytesNeverExceeded(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		h.consume(buildTraces(gymProcs, procOrder, []sdef{undecided(fmt.Sprintf("b%02d", i), "absent", "orchestrator")}))
 		h.p.mu.Lock()
-		b := h.p.eng.pendingBytes
+		b := h.p.eng.core.PendingBytes()
 		h.p.mu.Unlock()
 		require.LessOrEqual(t, b, cfg.MaxPendingBytes)
 		require.LessOrEqual(t, h.metricSum(metricPendingBytes), cfg.MaxPendingBytes)
@@ -85,7 +87,7 @@ func TestIndexIsBoundedAndExpires(t *testing.T) {
 			{id: fmt.Sprintf("d%02d", i), parent: fmt.Sprintf("p%02d", i), trace: "t", name: "gym.rollout", kind: ptrace.SpanKindInternal, proc: "agent", attrs: map[string]any{"nemo.gym.rollout.id": "1-0"}},
 		}))
 		h.p.mu.Lock()
-		n := h.p.eng.idx.len() - len(h.p.eng.heap)
+		n := h.p.eng.core.Indexed() - h.p.eng.core.Pending()
 		h.p.mu.Unlock()
 		require.LessOrEqual(t, n, cfg.MaxPendingSpans+1, "index entries beyond the held spans")
 	}
@@ -264,7 +266,7 @@ func TestRunTableAtItsBound(t *testing.T) {
 	spans := rolloutSpans("0-0", rolloutOpts{hParent: "job", trace: "job"})
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{pick(spans, "0-0/recv")}))
 	require.Equal(t, 1, h.pending())
-	for i := range minTrackedRuns + 10 {
+	for i := range rollout.MinTrackedRuns + 10 {
 		other := map[string]proc{"agent": gymProcs["agent"]}
 		p := other["agent"]
 		p.run = fmt.Sprint("run-", i)

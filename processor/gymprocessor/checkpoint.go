@@ -6,239 +6,239 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 import (
 	"errors"
 	"fmt"
+	"math"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/repair"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/state"
 )
 
 // A checkpoint is the engine's whole state, written so that restoring it
 // gives an engine that decides and emits exactly as the one it was taken
-// from (journal.go). Every piece of state the engine reads is in it, in the
-// order the engine keeps it (the pending heap's slice, the FIFO of index
-// entries, waiter lists, the tables' ages); pointers become indexes into
-// lists of nodes, origins, runs, processes and synthesis refs. What the
-// engine only caches (trace-id and hex memos, interned names) is left out.
-// Each part of the state has its writer and its reader side by side, in a
-// file of its own (checkpoint_*.go); write and restore call them in the
-// order the encoding holds the parts.
+// from (journal.go). Each part writes and reads its own state; this file
+// orders them:
+//
+//	the rollout core   its runs, nodes (with the repair's notes), held entries, queues (internal/rollout)
+//	the repair         its host:port maps, synthesis table, peer waiters (internal/repair)
+//	the split          its job and root tables (internal/split)
+//	the held spans     each slot's span, origin and copies; the processes' origins (this file)
+//
+// Origins (a resource and a scope) are written where they are first named
+// and referred to by number after (originCodec). What the parts only cache
+// (trace-id and hex memos, interned names) is left out.
 
-// stateFormat changes whenever the checkpoint encoding does.
-const stateFormat = 1
+// stateFormat changes whenever the checkpoint encoding does. Format 1 was
+// the single engine's of earlier builds (one package, its state in one
+// order); a journal written by another build is set aside anyway
+// (journal.go, fingerprint), so no checkpoint crosses builds.
+const stateFormat = 2
 
 // snapshot encodes the engine's state. The engine is between rounds.
 func (e *engine) snapshot() []byte {
-	// Sized for what the state holds, so the maps do not grow step by step.
-	n := e.idx.len() + len(e.heap)
-	s := &snapshotter{e: e, w: stateWriter{b: make([]byte, 0, 64*n), strings: make(map[string]uint64, n/8)},
-		nodes: make(map[*node]int, n), nodeList: make([]*node, 0, n),
-		origins: map[*origin]int{}, infos: map[*resInfo]int{},
-		runs: map[*runState]int{}, procs: map[*procState]int{}, refs: map[*rolloutSpanRef]int{}}
-	s.collect()
-	s.write()
-	return s.w.b
-}
-
-type snapshotter struct {
-	e *engine
-	w stateWriter
-
-	nodes     map[*node]int
-	nodeList  []*node
-	origins   map[*origin]int
-	originLst []*origin
-	infos     map[*resInfo]int
-	infoList  []*resInfo
-	runs      map[*runState]int
-	runList   []*runState
-	procs     map[*procState]int
-	procList  []*procState
-	refs      map[*rolloutSpanRef]int
-	refList   []*rolloutSpanRef
-}
-
-// number gives v the next index of list the first time it is seen, and
-// reports whether it was new.
-func number[T comparable](ids map[T]int, list *[]T, v T) bool {
-	if _, ok := ids[v]; ok {
-		return false
-	}
-	ids[v] = len(*list)
-	*list = append(*list, v)
-	return true
-}
-
-func (s *snapshotter) node(n *node) {
-	for ; n != nil && number(s.nodes, &s.nodeList, n); n = n.parent {
-		for _, w := range n.waiters {
-			s.node(w)
-		}
-		if n.org != nil {
-			s.origin(n.org)
-		}
-	}
-}
-
-func (s *snapshotter) origin(o *origin) {
-	if number(s.origins, &s.originLst, o) {
-		s.info(o.info)
-	}
-}
-
-func (s *snapshotter) info(in *resInfo) {
-	if number(s.infos, &s.infoList, in) {
-		s.run(in.run)
-		s.proc(in.proc)
-	}
-}
-
-func (s *snapshotter) run(r *runState) { number(s.runs, &s.runList, r) }
-
-func (s *snapshotter) proc(p *procState) {
-	if number(s.procs, &s.procList, p) && p.org != nil {
-		s.origin(p.org)
-	}
-}
-
-func (s *snapshotter) synthRef(ref *rolloutSpanRef) {
-	if number(s.refs, &s.refList, ref) {
-		s.origin(ref.org)
-	}
-}
-
-// collect numbers everything the state points at: tables first, so that
-// their entries keep their order, then what the index, the heap, the FIFO
-// and the repair tables reach.
-func (s *snapshotter) collect() {
-	e := s.e
-	e.compactPeerWaiters() // a waiter that left is no state
-	e.runs.Range(func(_ string, r *runState) bool { s.run(r); return true })
-	e.procs.Range(func(_ string, p *procState) bool { s.proc(p); return true })
-	for _, n := range e.idx.m {
-		s.node(n)
-	}
-	for _, n := range e.idx.ovf {
-		s.node(n)
-	}
-	for _, hs := range e.heap {
-		s.node(hs.n)
-		s.origin(hs.origin)
-		if hs.synth != nil {
-			s.synthRef(hs.synth)
-		}
-	}
-	for _, f := range e.fifo.buf[e.fifo.head:] {
-		s.node(f.n)
-	}
-	e.sm.table.t.Range(func(_ pcommon.TraceID, ent *synthEntry) bool {
-		if ent.ref != nil {
-			s.synthRef(ent.ref)
-		}
-		for _, w := range ent.waiters {
-			s.node(w)
-		}
-		return true
-	})
-	for _, ws := range e.sm.peerWaiters {
-		for _, w := range ws {
-			s.node(w)
-		}
-	}
-	for _, js := range e.jobWait {
-		for _, j := range js {
-			s.node(j)
-		}
-	}
-}
-
-func (s *snapshotter) write() {
-	s.w.u(stateFormat)
-	s.w.u(s.e.seq)
-	s.w.i(s.e.pendingBytes)
-	s.writeRuns()
-	s.writeProcs()
-	s.writeOrigins()
-	s.writeSynthRefs()
-	s.writeNodes()
-	s.writeHeap()
-	s.writeFIFO()
-	s.writeTraceTables()
-	s.writeSplitTables()
-	s.writeServiceMap()
-}
-
-// restorer rebuilds an engine from a checkpoint: the lists the encoding
-// refers to by index, and the table entries kept back until the whole
-// checkpoint has read well.
-type restorer struct {
-	e *engine
-	r *stateReader
-
-	runs      []*runState
-	runTable  []tableEntry[*runState]
-	procs     []*procState
-	procTable []tableEntry[*procState]
-	infos     []*resInfo
-	origins   []*origin
-	refs      []*rolloutSpanRef
-	nodes     []*node
-	indexed   []*node
-}
-
-// tableEntry is a table entry: its key and its value.
-type tableEntry[T any] struct {
-	key string
-	v   T
+	w := state.NewWriter(64 * (e.core.Indexed() + e.core.Pending()))
+	w.U(stateFormat)
+	oc := newOriginCodec()
+	snap := e.core.Snapshot()
+	e.repair.AddNodes(snap)
+	snap.Encode(w, e.repair.Notes(oc))
+	e.repair.Encode(w, snap, oc)
+	e.split.Encode(w)
+	e.encodeHeld(w, oc)
+	return w.Bytes()
 }
 
 // restore rebuilds into e, a new engine of the same configuration, the
-// state a snapshot encoded. On error e must not be used. A checkpoint whose
-// indexes point into lists it left empty (a damaged one) is an error, not a
-// crash: the decoder's index into such a list is recovered from.
+// state a snapshot encoded. On error e must not be used. A damaged
+// checkpoint is an error, never a crash.
 func (e *engine) restore(data []byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("damaged checkpoint: %v", p)
 		}
 	}()
-	d := &restorer{e: e, r: &stateReader{b: data}}
-	r := d.r
-	if f := r.u(); f != stateFormat {
+	r := state.NewReader(data)
+	if f := r.U(); f != stateFormat {
 		return fmt.Errorf("checkpoint format %d, this build reads %d", f, stateFormat)
 	}
-	e.seq = r.u()
-	e.pendingBytes = r.i()
-	for _, part := range []func() error{
-		d.readRuns, d.readProcs, d.readOrigins, d.readSynthRefs, d.readNodes, d.readHeap,
-		d.readFIFO, d.readTraceTables, d.readSplitTables, d.readServiceMap,
-	} {
-		if err := part(); err != nil {
-			return err
-		}
+	oc := newOriginCodec()
+	nodes, err := e.core.Restore(r, e.repair.Notes(oc))
+	if err != nil {
+		return err
 	}
-	if r.err != nil {
-		return r.err
+	e.repair.Restore(r, nodes, oc)
+	e.split.Restore(r)
+	if err := e.restoreHeld(r, oc); err != nil {
+		return err
 	}
-	if len(r.b) != 0 {
-		return fmt.Errorf("%d bytes after the checkpoint's end", len(r.b))
+	if r.Err() != nil {
+		return r.Err()
 	}
-	for _, kv := range d.runTable {
-		e.runs.Append(kv.key, kv.v)
-	}
-	for _, kv := range d.procTable {
-		e.procs.Append(kv.key, kv.v)
-	}
-	if !heapValid(e.heap) {
-		return errors.New("the pending heap is out of order")
+	if r.Left() != 0 {
+		return fmt.Errorf("%d bytes after the checkpoint's end", r.Left())
 	}
 	return nil
 }
 
-// heapValid reports whether h is a heap (a corrupt checkpoint must not leave
-// the engine with one that pops out of order).
-func heapValid(h pendingHeap) bool {
-	for i := 1; i < len(h); i++ {
-		if h.Less(i, (i-1)/2) {
-			return false
+// encodeHeld writes the held slots in slot order, then the process table,
+// oldest first.
+func (e *engine) encodeHeld(w *state.Writer, oc *originCodec) {
+	n := 0
+	for _, hs := range e.held {
+		if hs.origin != nil {
+			n++
 		}
 	}
-	return true
+	w.U(uint64(len(e.held)))
+	w.U(uint64(n))
+	for i, hs := range e.held {
+		if hs.origin == nil {
+			continue
+		}
+		w.U(uint64(i))
+		w.Raw(marshalSpan(hs.span))
+		oc.EncodeOrigin(w, hs.origin)
+		w.U(uint64(hs.copies))
+	}
+	w.U(uint64(e.procs.Len()))
+	e.procs.Range(func(k string, p *procState) bool {
+		w.Str(k)
+		oc.EncodeOrigin(w, p.org)
+		w.Str(p.orgScope)
+		return true
+	})
+}
+
+func (e *engine) restoreHeld(r *state.Reader, oc *originCodec) error {
+	e.held = make(heldSpans, r.Count())
+	for range r.Count() {
+		i := r.Index(len(e.held))
+		sp, err := unmarshalSpan(r.Raw())
+		if err != nil && r.Err() == nil {
+			return fmt.Errorf("held span %d: %w", i, err)
+		}
+		hs := heldSpan{span: sp, origin: oc.decode(r), copies: int32(min(r.U(), math.MaxInt32))}
+		if r.Err() != nil {
+			return r.Err()
+		}
+		if hs.origin == nil {
+			return errors.New("a held span without its origin")
+		}
+		// What prepare read from the span when it arrived, read again.
+		var s repair.Span
+		e.repairFacts(sp, sp.Kind(), &s)
+		hs.facts = keepFacts(&s)
+		_, hs.edit.rolloutInAttr = e.ev.Find(sp.Attributes())
+		_, hs.edit.hasOrig = spanOriginalTrace(sp)
+		e.held[i] = hs
+	}
+	for range r.Count() {
+		k := r.Str()
+		p := &procState{org: oc.decode(r), orgScope: r.Str()}
+		e.procs.Append(k, p)
+	}
+	return r.Err()
+}
+
+// originCodec numbers origins as a checkpoint names them: the first time
+// in full (its resource and scope, and its service), then by number.
+type originCodec struct {
+	ids  map[*origin]int
+	list []*origin
+}
+
+func newOriginCodec() *originCodec { return &originCodec{ids: map[*origin]int{}} }
+
+func (c *originCodec) EncodeOrigin(w *state.Writer, o repair.Origin) {
+	org, _ := o.(*origin)
+	if org == nil {
+		w.U(0)
+		return
+	}
+	if id, ok := c.ids[org]; ok {
+		w.U(uint64(id) + 2)
+		return
+	}
+	c.ids[org] = len(c.list)
+	c.list = append(c.list, org)
+	w.U(1)
+	w.Raw(marshalOrigin(org))
+	w.Str(org.service)
+}
+
+func (c *originCodec) DecodeOrigin(r *state.Reader) repair.Origin {
+	if o := c.decode(r); o != nil {
+		return o
+	}
+	return nil
+}
+
+func (c *originCodec) decode(r *state.Reader) *origin {
+	switch v := r.U(); {
+	case v == 0:
+		return nil
+	case v == 1:
+		rs, err := unmarshalOrigin(r.Raw())
+		if err != nil {
+			r.Fail(fmt.Errorf("origin %d: %w", len(c.list), err))
+			return nil
+		}
+		o := &origin{rs: rs, service: r.Str()}
+		c.list = append(c.list, o)
+		return o
+	case v-2 < uint64(len(c.list)):
+		return c.list[v-2]
+	default:
+		r.Fail(errors.New("an origin number out of range"))
+		return nil
+	}
+}
+
+var _ repair.OriginCodec = (*originCodec)(nil)
+
+var (
+	spanMarshaler   ptrace.ProtoMarshaler
+	spanUnmarshaler ptrace.ProtoUnmarshaler
+)
+
+// marshalOrigin encodes an origin's resource and scope as a Traces with one
+// empty ScopeSpans.
+func marshalOrigin(o *origin) []byte {
+	td := ptrace.NewTraces()
+	o.rs.CopyTo(td.ResourceSpans().AppendEmpty())
+	b, _ := spanMarshaler.MarshalTraces(td)
+	return b
+}
+
+func unmarshalOrigin(b []byte) (ptrace.ResourceSpans, error) {
+	td, err := spanUnmarshaler.UnmarshalTraces(b)
+	if err != nil {
+		return ptrace.ResourceSpans{}, err
+	}
+	if td.ResourceSpans().Len() != 1 || td.ResourceSpans().At(0).ScopeSpans().Len() != 1 {
+		return ptrace.ResourceSpans{}, errors.New("an origin is not one resource with one scope")
+	}
+	rs := ptrace.NewResourceSpans()
+	td.ResourceSpans().At(0).MoveTo(rs)
+	return rs, nil
+}
+
+func marshalSpan(sp ptrace.Span) []byte {
+	td := ptrace.NewTraces()
+	sp.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+	b, _ := spanMarshaler.MarshalTraces(td)
+	return b
+}
+
+func unmarshalSpan(b []byte) (ptrace.Span, error) {
+	td, err := spanUnmarshaler.UnmarshalTraces(b)
+	if err != nil {
+		return ptrace.Span{}, err
+	}
+	if td.SpanCount() != 1 {
+		return ptrace.Span{}, errors.New("a held span is not one span")
+	}
+	sp := ptrace.NewSpan()
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).MoveTo(sp)
+	return sp, nil
 }

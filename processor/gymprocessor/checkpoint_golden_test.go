@@ -17,6 +17,10 @@ import (
 // goldenCut events, written by an earlier build (-update rewrites it).
 var goldenCheckpoint = filepath.Join("testdata", "checkpoint", "state.bin")
 
+// format1Checkpoint is the same checkpoint as the builds before the rollout
+// core wrote it (checkpoint format 1, one engine's state in one order).
+var format1Checkpoint = filepath.Join("testdata", "checkpoint", "state-format1.bin")
+
 const goldenCut = 7
 
 // goldenSchedule fills an engine with every kind of state a checkpoint
@@ -103,14 +107,26 @@ func drain(t *testing.T, e *engine, evs []event) string {
 // empty, and every truncation and byte flip of the golden checkpoint, is
 // refused with an error or restored; restore never panics (crash.go then
 // sets the journal aside and starts empty).
+// A checkpoint of format 1 (builds before the rollout core) is refused with
+// what it is: no build reads another build's journal (journal.go's
+// fingerprint sets it aside first), so the format changed without a reader
+// of the old one.
+func TestFormat1CheckpointIsRefused(t *testing.T) {
+	old, err := os.ReadFile(format1Checkpoint)
+	require.NoError(t, err)
+	eng, err := newEngine(testConfig())
+	require.NoError(t, err)
+	require.EqualError(t, eng.restore(old), "checkpoint format 1, this build reads 2")
+}
+
 func TestDamagedCheckpointIsAnError(t *testing.T) {
 	restore := func(b []byte) error {
 		eng, err := newEngine(testConfig())
 		require.NoError(t, err)
 		return eng.restore(b)
 	}
-	// No runs, one resource entry pointing at run 0.
-	require.Error(t, restore([]byte{1, 0, 0, 0, 0, 1, 0, 0}))
+	// No runs, no nodes, no slots, one held entry pointing at node 0.
+	require.Error(t, restore([]byte{2, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0}))
 	golden, err := os.ReadFile(goldenCheckpoint)
 	require.NoError(t, err)
 	require.NoError(t, restore(golden))

@@ -6,12 +6,13 @@ package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gym
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
 )
 
 // Config is the configuration of the gym processor (design §4).
@@ -155,7 +156,7 @@ func (cfg *Config) Validate() error {
 	if strings.TrimSpace(cfg.URLPrefix) == "" || strings.Contains(cfg.URLPrefix, "/") {
 		errs = append(errs, fmt.Errorf("url_prefix: %q must be one non-empty path segment", cfg.URLPrefix))
 	}
-	if _, err := compileRolloutIDPattern(cfg.RolloutIDPattern); err != nil {
+	if _, err := evidence.CompilePattern(cfg.RolloutIDPattern); err != nil {
 		errs = append(errs, fmt.Errorf("rollout_id_pattern: %w", err))
 	}
 	if len(cfg.ServiceAttributes) == 0 {
@@ -203,20 +204,4 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// compileRolloutIDPattern anchors the rollout-id pattern so that it must match
-// a whole path segment.
-func compileRolloutIDPattern(p string) (*regexp.Regexp, error) {
-	if strings.TrimSpace(p) == "" {
-		return nil, errors.New("must not be empty")
-	}
-	re, err := regexp.Compile(`^(?:` + p + `)$`)
-	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression %q: %w", p, err)
-	}
-	if re.MatchString("") {
-		return nil, fmt.Errorf("%q matches the empty string", p)
-	}
-	return re, nil
 }

@@ -132,7 +132,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 		p.mu.Lock()
 		p.inflight++
 		p.mu.Unlock()
-		settled := p.deliver(ctx, r, gauges{spans: int64(len(eng.heap)), bytes: eng.pendingBytes, index: int64(eng.idx.len())}, rec.seq)
+		settled := p.deliver(ctx, r, gauges{spans: int64(eng.core.Pending()), bytes: eng.core.PendingBytes(), index: int64(eng.core.Indexed())}, rec.seq)
 		redelivered += r.emitted
 		p.delivered(ctx, rec.seq, r, settled)
 	}
@@ -152,7 +152,7 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	}
 	if replayed > 0 || redelivered > 0 {
 		p.logger.Info("gym processor: recovered what it held from its storage",
-			zap.Int64("records_replayed", replayed), zap.Int("spans_held", len(eng.heap)),
+			zap.Int64("records_replayed", replayed), zap.Int("spans_held", eng.core.Pending()),
 			zap.Int64("spans_handed_on_again", redelivered))
 	}
 	p.tel.ProcessorGymSpansRedelivered.Add(ctx, redelivered)

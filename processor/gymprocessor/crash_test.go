@@ -220,7 +220,7 @@ func (h *crashHarness) drain() string {
 func (h *crashHarness) pending() int {
 	h.p.mu.Lock()
 	defer h.p.mu.Unlock()
-	return len(h.p.eng.heap)
+	return h.p.eng.core.Pending()
 }
 
 // A span that had waited 4 s of a 5 s settle before the kill is decided

@@ -9,15 +9,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
 )
 
-// Setup problems of design §4.5 (metric attribute "problem").
+// Setup problems of design §4.5 (metric attribute "problem"): the rollout
+// core tells them (rollout.Problem).
 const (
-	problemNoEvidence = iota
-	problemServerWithoutParent
-	problemOnlyOrchestrator
-	problemObservabilityOff
-	numProblems
+	problemNoEvidence          = rollout.ProblemNoEvidence
+	problemServerWithoutParent = rollout.ProblemServerWithoutParent
+	problemOnlyOrchestrator    = rollout.ProblemOnlyOrchestrator
+	problemObservabilityOff    = rollout.ProblemObservabilityOff
+	numProblems                = rollout.NumProblems
 )
 
 var problemNames = [numProblems]string{"no_rollout_evidence", "server_without_parent", "only_orchestrator", "observability_off"}
@@ -48,13 +50,13 @@ func newDiagnostics(logger *zap.Logger, clk clock) *diagnostics {
 }
 
 func (d *diagnostics) report(r *round) {
-	for i, c := range r.problems {
+	for i, c := range r.core.Problems {
 		if c == 0 {
 			continue
 		}
 		if n, ok := d.limit.Allow(problemNames[i], c); ok {
 			fields := []zap.Field{zap.String("problem", problemNames[i]), zap.Int64("count", n)}
-			if runs := r.problemRuns[i]; len(runs) > 0 {
+			if runs := r.core.ProblemRuns[i]; len(runs) > 0 {
 				fields = append(fields, zap.Int("runs", len(runs)), zap.String("run", boundedlog.Truncate(runs[0], 64)))
 			}
 			d.logger.Warn(problemHelp[i], fields...)

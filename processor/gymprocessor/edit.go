@@ -4,9 +4,12 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // spanEdit is the attribute and id rewrite of one leaving span (design
@@ -16,23 +19,31 @@ import (
 // writes (the bulk of the rewrite's cost) run in parallel across callers.
 type spanEdit struct {
 	sp      ptrace.Span
-	rollout string // the rollout attribute to set; "" for none
+	rollout string // the span's rollout; "" for none
 	extra   int    // attributes the rewrite adds, to grow the map once
-	split   bool   // the per-rollout trace rewrite applies
-	orig    pcommon.TraceID
-	origHex string          // hex of orig, written unless the span has a valid one
-	tid     pcommon.TraceID // T'
-	hs      *heldSpan       // cut and previous-attempt links; nil if none
-	peer    string          // peer.service to set, when hasPeer
+	// putRollout: the rollout attribute is written (it does not hold it
+	// already); putOrig: nemo.gym.original_trace_id is (the span has none).
+	putRollout, putOrig bool
+	split               bool // the per-rollout trace rewrite applies
+	orig                pcommon.TraceID
+	origHex             string          // hex of orig, written unless the span has a valid one
+	tid                 pcommon.TraceID // T'
+	// A cut from its parent (a link of type cutType to it), the link to its
+	// previous attempt's root.
+	cut     bool
+	cutType string
+	prev    split.RootRef
+	hasPrev bool
+	peer    string // peer.service to set, when hasPeer
 	hasPeer bool
 	root    bool // the rollout's root: marked with nemo.gym.rollout.root
 	// A job span's count of and links to the roots cut from its trace.
 	jobCount int
-	jobLinks []rootRef
+	jobLinks []split.RootRef
 }
 
 // clientEdit is a CLIENT span synthesized above a SERVER span (§4.4): its
-// id, parent and resource are decided under the lock (synthesizeParent),
+// id, parent and resource are decided under the lock (the repair's plan),
 // its fields, and the SERVER span's new parent, written after it.
 type clientEdit struct {
 	client, server ptrace.Span
@@ -41,27 +52,6 @@ type clientEdit struct {
 	serverService  string
 	origHex        string
 	rollout        string
-}
-
-// planRollout decides the rollout rewrite of sp, whose original trace id is
-// orig, into ed. The span's attributes are not read: orig is what
-// spanOriginalTrace read when the span arrived.
-func (e *engine) planRollout(ed *spanEdit, sp ptrace.Span, info *resInfo, rollout string, orig pcommon.TraceID, hs *heldSpan) {
-	ed.rollout = rollout
-	ed.extra = 2
-	if e.sm.peers && sp.Kind() == ptrace.SpanKindClient {
-		ed.extra = 3 // peer.service follows: one growth instead of two
-	}
-	if !e.split {
-		return
-	}
-	ed.split = true
-	ed.orig = orig
-	ed.origHex = e.hexOf(orig)
-	ed.tid = e.tids.get(rolloutKey(info.run.id, orig), rollout)
-	if hs != nil && (hs.cut || hs.hasPrev) {
-		ed.hs = hs
-	}
 }
 
 // traceID is the span's trace id once ed is applied.
@@ -98,33 +88,33 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 	sp := ed.sp
 	attrs := sp.Attributes()
 	if ed.rollout != "" {
-		attrs.EnsureCapacity(attrs.Len() + ed.extra)
-		if v, ok := attrs.Get(rolloutAttr); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != ed.rollout {
+		if ed.extra > 0 {
+			attrs.EnsureCapacity(attrs.Len() + ed.extra)
+		}
+		if ed.putRollout {
 			attrs.PutStr(rolloutAttr, ed.rollout)
 		}
 		if ed.root {
 			attrs.PutBool(gymconv.RolloutRootAttribute, true)
 		}
 		if ed.split {
-			if _, hasOrig := gymconv.OriginalTraceID(attrs); !hasOrig {
+			if ed.putOrig {
 				attrs.PutStr(gymconv.OriginalTraceAttribute, ed.origHex)
 			}
 			sp.SetTraceID(ed.tid)
-			if hs := ed.hs; hs != nil {
-				if hs.cut {
-					parent := sp.ParentSpanID()
-					sp.SetParentSpanID(pcommon.SpanID{})
-					l := sp.Links().AppendEmpty()
-					l.SetTraceID(ed.orig)
-					l.SetSpanID(parent)
-					l.Attributes().PutStr(attrLinkType, hs.cutType)
-				}
-				if hs.hasPrev {
-					l := sp.Links().AppendEmpty()
-					l.SetTraceID(hs.prev.trace)
-					l.SetSpanID(hs.prev.span)
-					l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
-				}
+			if ed.cut {
+				parent := sp.ParentSpanID()
+				sp.SetParentSpanID(pcommon.SpanID{})
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(ed.orig)
+				l.SetSpanID(parent)
+				l.Attributes().PutStr(attrLinkType, ed.cutType)
+			}
+			if ed.hasPrev {
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(ed.prev.Trace)
+				l.SetSpanID(ed.prev.Span)
+				l.Attributes().PutStr(attrLinkType, linkTypePreviousAttempt)
 			}
 		}
 	}
@@ -135,8 +125,8 @@ func (ed *spanEdit) apply(rolloutAttr string) {
 		attrs.PutInt(attrSplitRollouts, int64(ed.jobCount))
 		for _, ref := range ed.jobLinks {
 			l := sp.Links().AppendEmpty()
-			l.SetTraceID(ref.trace)
-			l.SetSpanID(ref.span)
+			l.SetTraceID(ref.Trace)
+			l.SetSpanID(ref.Span)
 			l.Attributes().PutStr(attrLinkType, linkTypeRollout)
 		}
 	}
@@ -151,7 +141,7 @@ func (ce *clientEdit) apply(rolloutAttr string) {
 	c.SetKind(ptrace.SpanKindClient)
 	c.SetStartTimestamp(server.StartTimestamp())
 	c.SetEndTimestamp(server.EndTimestamp())
-	method := httpMethod(server.Attributes())
+	method := evidence.Method(server.Attributes())
 	if method != "" {
 		c.SetName("HTTP " + method)
 	} else {

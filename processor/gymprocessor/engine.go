@@ -4,178 +4,166 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
-	"cmp"
-	"container/heap"
-	"math"
-	"slices"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/repair"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
-// maxWalk bounds every walk up a parent chain (cycles, very deep chains).
-const maxWalk = 4096
-
-// engine holds every piece of the processor's state. It is not safe for
-// concurrent use: the processor serializes calls under its mutex. Times are
-// unix nanoseconds taken from the processor's clock.
+// engine is the processor's state behind its lock: the rollout core, which
+// decides, the parts it tells what it decides (the split, the service-map
+// repair), and what the core does not hold, the spans' data (held.go). It
+// turns the core's events into the rewrites of leaving spans (events.go),
+// and a round's output is written after the lock (edit.go, round.go). It is
+// not safe for concurrent use. Times are unix nanoseconds.
 type engine struct {
 	cfg      *Config
-	ev       *evidenceFinder
-	sm       *serviceMap
+	ev       *evidence.Finder
 	jobNames map[string]struct{}
-	split    bool
+	hasher   rollout.Hasher // read before the lock (prepare)
 
-	dl deadlines
-
-	idx          spanIndex
-	fifo         nodeQueue
-	heap         pendingHeap
-	pendingBytes int64
-	seq          uint64
-	indexCap     int
-	tracePending map[pcommon.TraceID]int32
-	jobWait      map[pcommon.TraceID][]*node
-	leakPending  map[*node][]*node // absent parent → requests waiting for its verdict (leak.go)
-
-	procs *bounded.Table[string, *procState]
-	runs  *bounded.Table[string, *runState]
-
-	jobs  jobTable
-	roots rootTable
-	tids  tidCache
-	hexes map[pcommon.TraceID]string
+	core   *rollout.Core
+	split  *split.Split
+	repair *repair.Repair
+	held   heldSpans
+	procs  *bounded.Table[string, *procState]
 
 	now int64
 	r   *round
+	cur current
+}
 
-	spare []*node // unused fresh nodes from prepare (see newNode)
-
-	// Buffers of flush, kept between ticks.
-	due      []*heldSpan
-	dueOrder []attemptOrder
-
-	// The span being classified where it lies in the incoming batch.
-	cur     *node
-	curSpan ptrace.Span
-	curInfo *resInfo
-	curHeld bool
-	curRS   ptrace.ResourceSpans
-	curSS   ptrace.ScopeSpans
-	curOrg  *origin
+// current is the span arriving now, where it lies in its batch.
+type current struct {
+	span  ptrace.Span
+	facts *spanFacts
+	info  *resInfo
+	rs    ptrace.ResourceSpans
+	ss    ptrace.ScopeSpans
+	org   *origin // the scope's origin, once a span of it was held
 }
 
 func newEngine(cfg *Config) (*engine, error) {
-	ev, err := newEvidenceFinder(cfg)
+	ev, err := evidence.New(evidence.Config{
+		Attribute: cfg.RolloutAttribute, URLAttributes: cfg.URLAttributes, URLPrefix: cfg.URLPrefix,
+		Pattern: cfg.RolloutIDPattern, ModelRoutes: cfg.ModelRoutes,
+	})
 	if err != nil {
 		return nil, err
 	}
 	e := &engine{
-		cfg:          cfg,
-		ev:           ev,
-		sm:           newServiceMap(cfg),
-		jobNames:     make(map[string]struct{}, len(cfg.JobSpanNames)),
-		split:        cfg.Split.Enabled,
-		dl:           newDeadlines(cfg),
-		idx:          newSpanIndex(),
-		indexCap:     cfg.MaxPendingSpans,
-		tracePending: make(map[pcommon.TraceID]int32),
-		jobWait:      make(map[pcommon.TraceID][]*node),
-		procs:        newProcTable(),
-		runs:         newRunTable(cfg),
-		jobs:         newJobTable(cfg.Split),
-		roots:        newRootTable(cfg.Split),
-		tids:         tidCache{m: make(map[tidKey]pcommon.TraceID), max: 1 << 16},
-		hexes:        make(map[pcommon.TraceID]string),
+		cfg:      cfg,
+		ev:       ev,
+		jobNames: make(map[string]struct{}, len(cfg.JobSpanNames)),
+		procs:    newProcTable(),
+		split: split.New(split.Config{
+			MaxJobLinks: cfg.Split.MaxJobLinks, MaxTrackedJobs: cfg.Split.MaxTrackedJobs,
+			MaxTrackedRoots: cfg.Split.MaxTrackedRoots, JobTTL: int64(cfg.Split.JobTTL),
+		}),
 	}
 	for _, n := range cfg.JobSpanNames {
 		e.jobNames[n] = struct{}{}
 	}
+	e.core = rollout.New(rollout.Config{
+		Settle: cfg.Settle, Wait: cfg.Wait, RolloutWait: cfg.RolloutWait,
+		MaxPendingSpans: cfg.MaxPendingSpans, MaxPendingBytes: cfg.MaxPendingBytes,
+		MaxTrackedRuns: cfg.Split.MaxTrackedJobs, Split: cfg.Split.Enabled,
+		AttemptOrder: split.AttemptIndex,
+	}, e)
+	e.hasher = e.core.Hasher()
+	e.repair = repair.New(repair.Config{
+		Peers: cfg.ServiceMap.Enabled, Synthesize: cfg.ServiceMap.SynthesizeClientSpans, Split: cfg.Split.Enabled,
+		Configured: cfg.ServiceMap.Peers, MaxRoots: cfg.Split.MaxTrackedRoots,
+	}, e.core, e.split)
 	return e, nil
 }
 
 func (e *engine) begin(out ptrace.Traces, now int64) {
 	e.now = now
 	e.r = newRound(out)
+	e.core.Begin(now)
 }
 
+// end ends a round and returns it with the parts' counts.
 func (e *engine) end() *round {
+	e.core.End()
 	r := e.r
 	e.r = nil
+	r.core = e.core.TakeCounts()
+	r.repair = e.repair.TakeCounts()
+	r.split = e.split.TakeCounts()
 	return r
 }
 
-// flush takes every decision whose deadline is at or before limit and emits
-// what they release. With shutdown, limit is +inf and releases count as
-// shutdown.
-func (e *engine) flush(now int64, shutdown bool) *round {
-	e.begin(ptrace.NewTraces(), now)
-	limit := now
-	relReason := reasonWait
-	if shutdown {
-		limit = math.MaxInt64
-		relReason = reasonShutdown
-	}
-	e.checkRuns(shutdown)
-	for {
-		batch := e.due[:0]
-		minPhase := uint8(math.MaxUint8)
-		for len(e.heap) > 0 && e.heap[0].deadline <= limit {
-			hs := heap.Pop(&e.heap).(*heldSpan)
-			batch = append(batch, hs)
-			minPhase = min(minPhase, hs.phase)
-		}
-		if len(batch) == 0 {
-			break
-		}
-		// Earlier attempts first, so a retry finds its previous attempt's root.
-		keyed := e.dueOrder[:0]
-		for _, hs := range batch {
-			if hs.phase == minPhase {
-				keyed = append(keyed, attemptOrder{attempt: attemptIndex(hs.n.candidate()), hs: hs})
-			} else {
-				heap.Push(&e.heap, hs)
+// consume takes every span of td through the core, rewrites in place the
+// spans that leave, moves the others into the held slots, and appends to td
+// the held spans this batch let go. td is the round's output; f holds its
+// facts, read by prepare.
+func (e *engine) consume(td ptrace.Traces, f *batchFacts, now int64) *round {
+	e.begin(td, now)
+	rss := td.ResourceSpans()
+	// Spans end, and are exported, children first: taking each batch from
+	// its end meets parents before children, so most children are decided
+	// downward where they lie instead of being held.
+	for i := rss.Len() - 1; i >= 0; i-- {
+		rs := rss.At(i)
+		rf := &f.res[i]
+		var info *resInfo
+		sss := rs.ScopeSpans()
+		for j := sss.Len() - 1; j >= 0; j-- {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			if spans.Len() == 0 {
+				continue
+			}
+			if info == nil {
+				info = e.resourceInfo(rf)
+			}
+			e.cur = current{rs: rs, ss: ss, info: info}
+			facts := f.spans[f.scope[rf.scope+j]:][:spans.Len()]
+			if e.arriveAll(spans, facts) {
+				k := 0
+				spans.RemoveIf(func(ptrace.Span) bool {
+					h := facts[k].held
+					k++
+					return h
+				})
 			}
 		}
-		clear(batch)
-		e.due = batch[:0]
-		slices.SortFunc(keyed, func(a, b attemptOrder) int {
-			if a.attempt != b.attempt {
-				return cmp.Compare(a.attempt, b.attempt)
-			}
-			return cmp.Compare(a.hs.seq, b.hs.seq)
-		})
-		for _, k := range keyed {
-			hs := k.hs
-			if hs.n.held != hs || hs.heapIdx >= 0 {
-				continue // left, or re-armed by an earlier decision of this pass
-			}
-			e.expire(hs, relReason)
-		}
-		clear(keyed)
-		e.dueOrder = keyed[:0]
 	}
-	if cap(e.due) > maxKeptDue {
-		e.due, e.dueOrder = nil, nil // after a huge flush (shutdown, a bound)
-	}
-	e.jobs.expire(now)
-	e.enforceIndexBounds()
+	// Drop references into td: it belongs to the next consumer now.
+	e.cur = current{}
+	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
+		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+		return rs.ScopeSpans().Len() == 0
+	})
 	return e.end()
 }
 
-// maxKeptDue bounds the flush buffers kept between ticks.
-const maxKeptDue = 1 << 14
-
-type attemptOrder struct {
-	attempt int
-	hs      *heldSpan
+// arriveAll takes the spans of one ScopeSpans through the core, from the
+// last, and reports whether any of them left the batch.
+func (e *engine) arriveAll(spans ptrace.SpanSlice, facts []spanFacts) bool {
+	anyHeld := false
+	for k := spans.Len() - 1; k >= 0; k-- {
+		sf := &facts[k]
+		sf.repair.Service = e.cur.info.service
+		e.cur.span, e.cur.facts = spans.At(k), sf
+		if e.core.Arrive(&sf.core, e.cur.info.run) {
+			sf.held = true
+			anyHeld = true
+		}
+	}
+	return anyHeld
 }
 
-// candidate is the rollout a node has or would take upward.
-func (n *node) candidate() string {
-	if n.rollout != "" {
-		return n.rollout
-	}
-	return n.below.id
+// flush takes every decision whose deadline is at or before now (with
+// shutdown, every one) and returns what they let go.
+func (e *engine) flush(now int64, shutdown bool) *round {
+	e.begin(ptrace.NewTraces(), now)
+	e.core.Flush(shutdown)
+	e.split.Expire(now)
+	return e.end()
 }

@@ -40,7 +40,7 @@ func TestFileStorageCarriesHeldSpansAcrossARestart(t *testing.T) {
 	td := readTraces(t, "../../testdata/default_preset_3_rollouts/input.json")
 	in := td.SpanCount()
 	require.NoError(t, p.ConsumeTraces(context.Background(), td))
-	held := len(p.eng.heap)
+	held := p.eng.core.Pending()
 	require.NotZero(t, held)
 	p.tick(context.Background()) // the timer's record carries the delivered mark
 	delivered := sink.SpanCount()
@@ -51,7 +51,7 @@ func TestFileStorageCarriesHeldSpansAcrossARestart(t *testing.T) {
 
 	ext = newExt()
 	p = start(ext)
-	require.Equal(t, held, len(p.eng.heap), "held again after the restart")
+	require.Equal(t, held, p.eng.core.Pending(), "held again after the restart")
 	require.Equal(t, delivered, sink.SpanCount(), "nothing delivered twice")
 	clk.Advance(time.Hour)
 	p.tick(context.Background())

@@ -121,7 +121,7 @@ func (h *harness) out() []normSpan { return normalize(h.sink.AllTraces()) }
 func (h *harness) pending() int {
 	h.p.mu.Lock()
 	defer h.p.mu.Unlock()
-	return len(h.p.eng.heap)
+	return h.p.eng.core.Pending()
 }
 
 // metricSum sums the data points of an Int64 sum or gauge whose attributes

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/metadata"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/repair"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
 )
 
 // telemetry records the processor's metrics, declared in metadata.yaml
@@ -21,9 +23,9 @@ type telemetry struct {
 
 	// Attribute options built once, so recording allocates nothing.
 	promotedBy [3][]metric.AddOption
-	reasons    [numReasons][]metric.AddOption
+	reasons    [rollout.NumReasons][]metric.AddOption
 	problemOpt [numProblems][]metric.AddOption
-	peerSource [numPeerSources][]metric.AddOption
+	peerSource [repair.NumPeerSources][]metric.AddOption
 	cutJob     []metric.AddOption
 	cutParent  []metric.AddOption
 }
@@ -48,13 +50,13 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	for i, s := range []string{"direct", "downward", "upward"} {
 		t.promotedBy[i] = opt(metricAttrSource, s)
 	}
-	for i, s := range reasonNames {
+	for i, s := range rollout.ReasonNames {
 		t.reasons[i] = opt(metricAttrReason, s)
 	}
 	for i, s := range problemNames {
 		t.problemOpt[i] = opt(metricAttrProblem, s)
 	}
-	for i, s := range peerSourceNames {
+	for i, s := range repair.PeerSourceNames {
 		t.peerSource[i] = opt(metricAttrSource, s)
 	}
 	t.cutJob = opt(metricAttrLinkType, linkTypeJob)
@@ -69,28 +71,29 @@ func (t *telemetry) record(ctx context.Context, r *round, emitted int64, g gauge
 			c.Add(ctx, v, opts...)
 		}
 	}
-	add(t.ProcessorGymSpansReceived, r.received, nil)
+	c, rc := &r.core, &r.repair
+	add(t.ProcessorGymSpansReceived, c.Received, nil)
 	add(t.ProcessorGymSpansEmitted, emitted, nil)
-	add(t.ProcessorGymSpansPassedThrough, r.passed, nil)
-	for i, v := range r.promoted {
+	add(t.ProcessorGymSpansPassedThrough, c.Passed, nil)
+	for i, v := range c.Promoted {
 		add(t.ProcessorGymSpansPromoted, v, t.promotedBy[i])
 	}
-	for i, v := range r.released {
+	for i, v := range c.Released {
 		add(t.ProcessorGymSpansReleasedUndecided, v, t.reasons[i])
 	}
-	add(t.ProcessorGymRootsCut, r.cutJob, t.cutJob)
-	add(t.ProcessorGymRootsCut, r.cutParent, t.cutParent)
-	add(t.ProcessorGymSpansSynthesized, r.synthesized, nil)
-	add(t.ProcessorGymSynthesisMissed, r.synthMissed, nil)
-	for i, v := range r.peerSet {
+	add(t.ProcessorGymRootsCut, c.CutJob, t.cutJob)
+	add(t.ProcessorGymRootsCut, c.CutParent, t.cutParent)
+	add(t.ProcessorGymSpansSynthesized, rc.Synthesized, nil)
+	add(t.ProcessorGymSynthesisMissed, rc.SynthMissed, nil)
+	for i, v := range rc.PeerSet {
 		add(t.ProcessorGymPeerServiceSet, v, t.peerSource[i])
 	}
-	add(t.ProcessorGymLateParents, r.lateParents, nil)
-	add(t.ProcessorGymLeakedContexts, r.leakedContexts, nil)
-	add(t.ProcessorGymDuplicateSpans, r.duplicates, nil)
-	add(t.ProcessorGymResentSpans, r.resent, nil)
-	add(t.ProcessorGymAttemptLinksMissed, r.linksMissed, nil)
-	for i, v := range r.problems {
+	add(t.ProcessorGymLateParents, c.LateParents, nil)
+	add(t.ProcessorGymLeakedContexts, c.LeakedContexts, nil)
+	add(t.ProcessorGymDuplicateSpans, c.Duplicates, nil)
+	add(t.ProcessorGymResentSpans, c.Resent, nil)
+	add(t.ProcessorGymAttemptLinksMissed, r.split.LinksMissed, nil)
+	for i, v := range c.Problems {
 		add(t.ProcessorGymSetupProblems, v, t.problemOpt[i])
 	}
 	t.ProcessorGymPendingSpans.Record(ctx, g.spans)

@@ -261,9 +261,9 @@ func (p *gymProcessor) consumeLocked(ctx context.Context, td ptrace.Traces, f *b
 
 func (p *gymProcessor) gaugesLocked() gauges {
 	g := gauges{
-		spans: int64(len(p.eng.heap)),
-		bytes: p.eng.pendingBytes,
-		index: int64(p.eng.idx.len()),
+		spans: int64(p.eng.core.Pending()),
+		bytes: p.eng.core.PendingBytes(),
+		index: int64(p.eng.core.Indexed()),
 	}
 	if p.jr != nil {
 		g.storage = p.jr.checkpointSize + p.jr.bytes.Load()

@@ -174,7 +174,7 @@ func runForestWith(t *rapid.T, cfg *Config, batches []ptrace.Traces, n int) map[
 	for _, b := range batches {
 		require.NoError(t, h.p.ConsumeTraces(t.Context(), b))
 		h.p.mu.Lock()
-		spans, bytes := len(h.p.eng.heap), h.p.eng.pendingBytes
+		spans, bytes := h.p.eng.core.Pending(), h.p.eng.core.PendingBytes()
 		h.p.mu.Unlock()
 		require.LessOrEqual(t, spans, cfg.MaxPendingSpans)
 		require.LessOrEqual(t, bytes, cfg.MaxPendingBytes)

@@ -3,7 +3,11 @@
 
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
-import "go.opentelemetry.io/collector/pdata/ptrace"
+import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
+)
 
 // A span that arrives again while its first copy is held is, when nothing
 // in it differs, the same span sent again: a sender retrying a batch the
@@ -17,18 +21,16 @@ import "go.opentelemetry.io/collector/pdata/ptrace"
 // each copy with its rollout. A duplicate that differs in anything, or
 // whose first copy already left, is passed on at once as before.
 
-// holdResent counts sp, from the resource and scope being read, as a copy
-// of the span n holds when it is an unchanged one, and reports whether it
-// did (the caller then takes sp out of the batch).
-func (e *engine) holdResent(n *node, sp ptrace.Span) bool {
-	if n.state != stPending || n.held == nil {
-		return false
-	}
-	hs := n.held
+// TakeCopy counts the span arriving now as a copy of the span held in s
+// when it is an unchanged one (from the same resource and scope), and
+// reports whether it did (the core then takes it out of the batch).
+func (e *engine) TakeCopy(s rollout.Slot) bool {
+	hs := &e.held[s]
 	rs := hs.origin.rs
 	scope := rs.ScopeSpans().At(0).Scope()
-	if !sameSpan(hs.span, sp) || !rs.Resource().Attributes().Equal(e.curRS.Resource().Attributes()) ||
-		scope.Name() != e.curSS.Scope().Name() || scope.Version() != e.curSS.Scope().Version() {
+	c := &e.cur
+	if !sameSpan(hs.span, c.span) || !rs.Resource().Attributes().Equal(c.rs.Resource().Attributes()) ||
+		scope.Name() != c.ss.Scope().Name() || scope.Version() != c.ss.Scope().Version() {
 		return false
 	}
 	hs.copies++

@@ -7,33 +7,25 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/repair"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
 
 // round collects what one ConsumeTraces call or one timer tick emits, and
 // the counts the processor turns into metrics once the lock is released.
 type round struct {
-	out            ptrace.Traces
-	groups         map[*origin]ptrace.SpanSlice
-	received       int64
-	emitted        int64 // spans handed on by deliver
-	passed         int64
-	duplicates     int64
-	resent         int64 // unchanged copies of held spans, left with them (resent.go)
-	linksMissed    int64 // attempt roots whose previous attempt's root was not known
-	lateParents    int64
-	leakedContexts int64    // requests detached from a leaked context's span (leak.go)
-	promoted       [3]int64 // direct, downward, upward
-	released       [numReasons]int64
-	cutJob         int64
-	cutParent      int64
-	synthesized    int64
-	synthMissed    int64
-	peerSet        [numPeerSources]int64
-	problems       [numProblems]int64
-	problemRuns    [numProblems][]string // the runs a problem was seen in, for the log
-	edits          []spanEdit            // rewrites of leaving spans, applied without the lock
-	clients        []clientEdit          // synthesized CLIENT spans, written without the lock
-	leaving        []outSpan             // spans that leave out of the pending store, in order
+	out     ptrace.Traces
+	groups  map[*origin]ptrace.SpanSlice
+	emitted int64 // spans handed on by deliver
+	// What the core and the parts counted in the round.
+	core    rollout.Counts
+	repair  repair.Counts
+	split   split.Counts
+	edits   []spanEdit   // rewrites of leaving spans, applied without the lock
+	clients []clientEdit // synthesized CLIENT spans, written without the lock
+	leaving []outSpan    // spans that leave out of the held slots, in order
 }
 
 // outSpan is a span that leaves from outside the incoming batch (a held

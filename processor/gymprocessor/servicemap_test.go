@@ -468,14 +468,6 @@ func TestFirstWaveClientSpansLearnTheirPeer(t *testing.T) {
 	assert.Equal(t, learned+1, h.metricSum(metricPeerServiceSet, "source", "learned"))
 }
 
-func TestSyntheticSpanIDZeroGuardAndFormula(t *testing.T) {
-	for i := 0; i < 64; i++ {
-		tid := traceIDOf(string(rune('a' + i)))
-		sid := spanIDOf(string(rune('a' + i)))
-		assert.Equal(t, expectedSyntheticSpanID(hexTrace(tid), sid.String()), syntheticSpanID(tid, sid).String())
-	}
-}
-
 // Each repair switches off on its own; without the split there is no T' to
 // place a parentless SERVER span in, so none is synthesized either.
 func TestServiceMapSwitches(t *testing.T) {
@@ -561,15 +553,16 @@ func TestUntaughtPeerWaitersGiveUpOneByOne(t *testing.T) {
 		h.tickAt(time.Millisecond)
 		left = h.pending()
 		h.p.mu.Lock()
-		listed := len(h.p.eng.sm.peerWaiters["10.9.9.9:8000"])
+		listed := h.p.eng.repair.Waiting("10.9.9.9:8000")
 		h.p.mu.Unlock()
 		require.LessOrEqual(t, listed, 2*left+1, "%d still wait", left)
 	}
 	assert.Equal(t, int64(n), h.metricSum(metricPeerServiceSet, "source", "address"))
 	h.p.mu.Lock()
 	defer h.p.mu.Unlock()
-	assert.Empty(t, h.p.eng.sm.peerWaiters)
-	assert.Empty(t, h.p.eng.sm.peerDrops)
+	lists, drops := h.p.eng.repair.WaitLists()
+	assert.Zero(t, lists, "no host:port has a waiting list")
+	assert.Zero(t, drops, "nor drops to compact")
 }
 
 // BenchmarkUntaughtPeerWaiters: n CLIENT spans to a host:port no SERVER

@@ -53,8 +53,10 @@ func TestOnlyUndecidedSpansAndUpwardRootsWait(t *testing.T) {
 	// off it), the orchestrator's HTTP POST, and gym.job.
 	h.p.mu.Lock()
 	var held []string
-	for _, hs := range h.p.eng.heap {
-		held = append(held, hs.span.Name())
+	for _, hs := range h.p.eng.held {
+		if hs.origin != nil {
+			held = append(held, hs.span.Name())
+		}
 	}
 	h.p.mu.Unlock()
 	sort.Strings(held)

@@ -1,0 +1,102 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package rollout // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
+
+// deadlines are the rules of how long the core keeps what it holds, one
+// function a rule (design §4.2–§4.5). The core asks them; it never adds a
+// duration to a time itself. Times are unix nanoseconds.
+//
+// How long a span waits depends only on what it still needs, for every
+// sender alike: settle (the spans below it, sent by other processes' batch
+// span processors), wait (what can still come to a root: its descendants
+// end before it), rollout_wait (a parent that is still open: the agent's
+// POST /run while an hour-long rollout runs).
+type deadlines struct {
+	settle, wait, rolloutWait int64
+}
+
+// upwardDecision is when an undecided span's upward decision is taken
+// (PhaseSettle): settle after it arrived, so that the spans below it, sent
+// by other processes' batch span processors, have arrived too.
+func (d deadlines) upwardDecision(arrival int64) int64 { return arrival + d.settle }
+
+// undecidedRelease is when an undecided span whose upward decision found
+// nothing below it leaves in no rollout (PhaseRelease), unless a rollout
+// comes down to it first (§4.2):
+//   - a root waits wait: its descendants end before it, so little can
+//     still come below it;
+//   - a span whose parent left in no rollout leaves now: nothing can come
+//     down to it any more;
+//   - any other span waits for its parent, at most rollout_wait: a parent
+//     ends after its child, so a missing parent is still open (the agent's
+//     or environment server's POST /run while its rollout runs), and an
+//     undecided one decides within its own wait; the child then leaves with
+//     the parent's decision (notifyWaiters).
+func (d deadlines) undecidedRelease(e *entry, now int64) int64 {
+	switch p := e.n.parent; {
+	case p == nil:
+		return e.arrival + d.wait
+	case p.how == HowNone:
+		return now
+	default:
+		return e.arrival + d.rolloutWait
+	}
+}
+
+// rootCut is when a rollout root decided upward whose parent has not
+// arrived is cut from it (PhaseCut): wait after the root arrived. A parent
+// in the root's own rollout would have ended after the root and arrived by
+// then.
+func (d deadlines) rootCut(arrival int64) int64 { return arrival + d.wait }
+
+// previousAttemptRoot is when a re-dispatched attempt's root, decided now
+// before its previous attempt's root was seen, looks for it again and
+// leaves, linked or not (HoldPreviousAttempt, §4.3): wait later. After an
+// outage a sender's retries can bring the previous attempt's spans after
+// its successor's.
+func (d deadlines) previousAttemptRoot(now int64) int64 { return now + d.wait }
+
+// jobSettle is when a job span stops waiting for its trace's spans to
+// arrive (PhaseJob, first part): settle after it arrived.
+func (d deadlines) jobSettle(arrival int64) int64 { return arrival + d.settle }
+
+// jobLinks is the latest a settled job span waits for the rest of its trace
+// to leave, so that it links every root cut from it: wait after it arrived.
+func (d deadlines) jobLinks(arrival int64) int64 { return arrival + d.wait }
+
+// rolloutParent is the latest a parentless SERVER span with direct evidence
+// waits for its rollout's gym.rollout to leave, to hang below it
+// (HoldRolloutParent, §4.4): rollout_wait, the length of a rollout.
+func (d deadlines) rolloutParent(arrival int64) int64 { return arrival + d.rolloutWait }
+
+// peerWait is the latest a decided CLIENT span whose host:port is not yet
+// known waits for a SERVER span that tells its service (HoldPeer, §4.4):
+// settle, the time the SERVER span takes to arrive from its own process.
+func (d deadlines) peerWait(arrival int64) int64 { return arrival + d.settle }
+
+// indexKeptAfter is the oldest time at which an index entry of a span that
+// left (or of a parent that never arrived) is still kept: wait before now.
+// A late child arrives within its parent's process's batch delay, far less.
+func (d deadlines) indexKeptAfter(now int64) int64 { return now - d.wait }
+
+// noEvidenceCheck is when the no-evidence diagnostic looks at a run: wait
+// after its first span (runs.go, checkRuns).
+func (d deadlines) noEvidenceCheck(run *Run) int64 { return run.firstSeen + d.wait }
+
+// releaseReason is the reason an undecided span leaves in no rollout when
+// its PhaseRelease deadline passes: its parent never arrived
+// (parent_missing), its parent left in no rollout (parent_none), else its
+// wait ran out; at shutdown, always shutdown.
+func releaseReason(n *Node, relReason Reason) Reason {
+	switch p := n.parent; {
+	case relReason != ReasonWait || p == nil:
+		return relReason
+	case p.state == stAbsent:
+		return ReasonParentMissing
+	case p.how == HowNone:
+		return ReasonParentNone
+	default:
+		return ReasonWait
+	}
+}
