@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/connector/gymforwardconnector/internal/metadata"
+	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 )
 
 // Forwarding is best effort (design §6): the capture dir is the record, and
@@ -175,22 +176,29 @@ func (f *forwarder) Shutdown(context.Context) error {
 	if s.since.IsZero() {
 		return nil
 	}
-	f.logger.Error(fmt.Sprintf("forwarding %s %s failed until shutdown: %v; %d %s were not forwarded since %s, %d of them since the last line (%s)",
-		f.sig.items, f.to, s.cause, s.total, f.sig.items, s.since.UTC().Format(time.RFC3339), s.unlogged, f.sig.metric),
-		zap.Int64("not_forwarded", s.unlogged), zap.Int64("not_forwarded_total", s.total), zap.Error(s.cause))
+	f.logger.Error(fmt.Sprintf("forwarding %s %s failed until shutdown: %s; %d %s were not forwarded since %s, %d of them since the last line (%s)",
+		f.sig.items, f.to, cause(s.cause), s.total, f.sig.items, s.since.UTC().Format(time.RFC3339), s.unlogged, f.sig.metric),
+		zap.Int64("not_forwarded", s.unlogged), zap.Int64("not_forwarded_total", s.total), zap.String("error", cause(s.cause)))
 	return nil
 }
+
+// cause is a refusal as the lines give it: the forwarding exporter's error,
+// which may carry what the backend answered, bounded.
+func cause(err error) string { return boundedlog.Truncate(err.Error(), maxCause) }
+
+// maxCause bounds a refusal's text in a line.
+const maxCause = 512
 
 // logFailing writes the error line of s, the failure as it was when the line
 // was due.
 func (f *forwarder) logFailing(s failure, now time.Time) {
-	msg := fmt.Sprintf("forwarding %s %s fails: %v; %d %s not forwarded", f.sig.items, f.to, s.cause, s.unlogged, f.sig.items)
+	msg := fmt.Sprintf("forwarding %s %s fails: %s; %d %s not forwarded", f.sig.items, f.to, cause(s.cause), s.unlogged, f.sig.items)
 	if s.unlogged != s.total {
-		msg = fmt.Sprintf("forwarding %s %s still fails: %v; %d %s not forwarded since the last line, %d since %s",
-			f.sig.items, f.to, s.cause, s.unlogged, f.sig.items, s.total, s.since.UTC().Format(time.RFC3339))
+		msg = fmt.Sprintf("forwarding %s %s still fails: %s; %d %s not forwarded since the last line, %d since %s",
+			f.sig.items, f.to, cause(s.cause), s.unlogged, f.sig.items, s.total, s.since.UTC().Format(time.RFC3339))
 	}
 	f.logger.Error(msg+fmt.Sprintf(". Local capture goes on: the pipeline's other exporters have them; only forwarding misses them. "+
 		"A full sending queue means the backend has not taken what it was sent (the forwarding exporter's \"Exporting failed\" lines say what it answered). "+
 		"Next attempt in %s; until then nothing is forwarded (%s)", s.resume.Sub(now).Round(time.Millisecond), f.sig.metric),
-		zap.Int64("not_forwarded", s.unlogged), zap.Int64("not_forwarded_total", s.total), zap.Error(s.cause))
+		zap.Int64("not_forwarded", s.unlogged), zap.Int64("not_forwarded_total", s.total), zap.String("error", cause(s.cause)))
 }

@@ -259,6 +259,19 @@ func TestMetricsAndLogs(t *testing.T) {
 	assert.False(t, mc.Capabilities().MutatesData)
 }
 
+// A refusal's text is bounded in the lines: it may carry what the backend
+// answered.
+func TestCauseBounded(t *testing.T) {
+	x := newFixture(t, "")
+	long := errors.New("HTTP 503, Message=" + strings.Repeat("<script>", 1000))
+	c := &tracesForwarder{forwarder: x.conn.forwarder, next: consumertest.NewErr(long)}
+	require.NoError(t, c.ConsumeTraces(context.Background(), spans(1)))
+	lines := x.logs.All()
+	require.Len(t, lines, 1)
+	assert.Less(t, len(lines[0].Message), maxCause+1000)
+	assert.Len(t, lines[0].ContextMap()["error"], maxCause)
+}
+
 // Under concurrent batches and a backend that comes and goes, every span is
 // either forwarded or counted, and nothing goes upstream (-race).
 func TestEverySpanForwardedOrCounted(t *testing.T) {
