@@ -16,8 +16,11 @@ import (
 // OTEL_EXPORTER_OTLP_ENDPOINT and point it at this collector, so the
 // collector's own destination needs a name of its own: the same convention
 // under the distribution's prefix. When it is set, the embedded default
-// gets an overlay, a second --config after Standalone, that adds an
-// otlp_http exporter to every pipeline; unset, the command line, and so the
+// gets an overlay, a second --config after Standalone, that sends every
+// pipeline of a forwarded signal also to a forwarding pipeline of that
+// signal through the gymforward connector, which never returns the
+// forwarding exporter's refusal (a backend that is down costs forwarded
+// data only, never the capture dir); unset, the command line, and so the
 // effective configuration, is what it was.
 const (
 	// ForwardEndpointEnv is the OTLP/HTTP base URL (the signal paths
@@ -40,14 +43,19 @@ const (
 	// (the overlay is on the command line; a header may be a secret).
 	forwardHeaderEnv = "OTELCOL_GYM_EXPORTER_OTLP_HEADER_"
 
-	// ForwardExporter is the exporter the overlay adds.
+	// ForwardExporter is the exporter the overlay adds, the one exporter of
+	// each forwarding pipeline (<signal>/forward).
 	ForwardExporter = "otlp_http/forward"
+	// ForwardConnector is the connector type that hands each pipeline's
+	// data to its signal's forwarding pipeline (gymforward/<signal>).
+	ForwardConnector = "gymforward"
 )
 
 // forwardExporter is the exporter's configuration: retry with backoff for
 // up to 5 minutes of a backend's outage, and an in-memory queue bounded in
-// bytes, so that a slow or absent backend never holds up the pipelines that
-// write the capture dir.
+// bytes; what it refuses when the queue is full, the connector drops from
+// forwarding (counted and logged), so a slow or absent backend never holds
+// up the pipelines that write the capture dir.
 const forwardExporter = `
 retry_on_failure:
   enabled: true
@@ -64,20 +72,24 @@ sending_queue:
 // headerKey is a header name as HTTP allows it.
 var headerKey = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// forwardSignals are the signals forwarded, each with its own variable and
-// the exporter's key for its URL.
-var forwardSignals = []struct{ signal, env, key string }{
-	{"traces", ForwardTracesEndpointEnv, "traces_endpoint"},
-	{"metrics", ForwardMetricsEndpointEnv, "metrics_endpoint"},
-	{"logs", ForwardLogsEndpointEnv, "logs_endpoint"},
+// forwardSignals are the signals forwarded, each with its own variable, the
+// exporter's key for its URL and the path the exporter appends to
+// ForwardEndpointEnv's.
+var forwardSignals = []struct{ signal, env, key, path string }{
+	{"traces", ForwardTracesEndpointEnv, "traces_endpoint", "/v1/traces"},
+	{"metrics", ForwardMetricsEndpointEnv, "metrics_endpoint", "/v1/metrics"},
+	{"logs", ForwardLogsEndpointEnv, "logs_endpoint", "/v1/logs"},
 }
 
 // ForwardingOverlay is the overlay that makes standalone (a configuration
 // with service.pipelines) send each pipeline's data to the endpoint the
 // variables lookup finds give its signal (ForwardEndpointEnv for every
 // signal, a signal's own variable for it), and the variables (name → value)
-// its headers are read from (ForwardHeadersEnv). Pipelines of a signal
-// without an endpoint are left as they are.
+// its headers are read from (ForwardHeadersEnv). Each pipeline of a
+// forwarded signal gets the connector gymforward/<signal> after its own
+// exporters, the receiver of the pipeline <signal>/forward, whose exporter
+// is ForwardExporter. Pipelines of a signal without an endpoint are left as
+// they are.
 func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (string, map[string]string, error) {
 	var doc struct {
 		Service struct {
@@ -102,22 +114,32 @@ func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (s
 	if set(ForwardEndpointEnv) {
 		exp["endpoint"] = "${env:" + ForwardEndpointEnv + "}"
 	}
-	forwarded := map[string]bool{}
+	// The connector of each forwarded signal, and the URL its lines name.
+	connectors := map[string]any{}
 	for _, s := range forwardSignals {
+		destination := "${env:" + ForwardEndpointEnv + "}" + s.path
 		if set(s.env) {
 			exp[s.key] = "${env:" + s.env + "}"
+			destination = exp[s.key].(string)
 		}
-		forwarded[s.signal] = set(s.env) || set(ForwardEndpointEnv)
+		if set(s.env) || set(ForwardEndpointEnv) {
+			connectors[ForwardConnector+"/"+s.signal] = map[string]any{"destination": destination}
+		}
 	}
 	pipelines := map[string]any{}
 	for name, p := range doc.Service.Pipelines {
-		if signal, _, _ := strings.Cut(name, "/"); forwarded[signal] {
-			pipelines[name] = map[string]any{"exporters": append(p.Exporters, ForwardExporter)}
+		signal, _, _ := strings.Cut(name, "/")
+		connector := ForwardConnector + "/" + signal
+		if connectors[connector] == nil {
+			continue
 		}
+		pipelines[name] = map[string]any{"exporters": append(p.Exporters, connector)}
+		pipelines[signal+"/forward"] = map[string]any{"receivers": []string{connector}, "exporters": []string{ForwardExporter}}
 	}
 	overlay := map[string]any{
-		"exporters": map[string]any{ForwardExporter: exp},
-		"service":   map[string]any{"pipelines": pipelines},
+		"connectors": connectors,
+		"exporters":  map[string]any{ForwardExporter: exp},
+		"service":    map[string]any{"pipelines": pipelines},
 	}
 	b, err := yaml.Marshal(overlay)
 	return string(b), env, err

@@ -30,8 +30,10 @@ func TestForwardingUnsetChangesNothing(t *testing.T) {
 	}
 }
 
-// Set, an overlay adds the exporter to every pipeline of Standalone, after
-// its own exporters, and passes each header's value by a variable of its own.
+// Set, an overlay sends every pipeline of Standalone, after its own
+// exporters, to its signal's gymforward connector, the receiver of a
+// forwarding pipeline whose one exporter is the forward exporter, and passes
+// each header's value by a variable of its own.
 func TestForwardingOverlay(t *testing.T) {
 	set := map[string]string{}
 	args, err := withForwarding([]string{"otelcol-gym", "--config=yaml:S"}, Standalone,
@@ -43,17 +45,7 @@ func TestForwardingOverlay(t *testing.T) {
 	if len(args) != 3 || !strings.HasPrefix(args[2], "--config=yaml:") {
 		t.Fatalf("args %q", args)
 	}
-	var overlay, standalone struct {
-		Exporters map[string]struct {
-			Endpoint string            `yaml:"endpoint"`
-			Headers  map[string]string `yaml:"headers"`
-		} `yaml:"exporters"`
-		Service struct {
-			Pipelines map[string]struct {
-				Exporters []string `yaml:"exporters"`
-			} `yaml:"pipelines"`
-		} `yaml:"service"`
-	}
+	var overlay, standalone forwardingDoc
 	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(args[2], "--config=yaml:")), &overlay); err != nil {
 		t.Fatal(err)
 	}
@@ -75,15 +67,41 @@ func TestForwardingOverlay(t *testing.T) {
 	if len(exp.Headers) != 2 {
 		t.Errorf("headers %v", exp.Headers)
 	}
-	if len(standalone.Service.Pipelines) != 3 || len(overlay.Service.Pipelines) != 3 {
+	if len(standalone.Service.Pipelines) != 3 || len(overlay.Service.Pipelines) != 6 {
 		t.Fatalf("pipelines: standalone %v, overlay %v", standalone.Service.Pipelines, overlay.Service.Pipelines)
 	}
 	for name, p := range standalone.Service.Pipelines {
-		want := append(slices.Clone(p.Exporters), ForwardExporter)
+		connector := ForwardConnector + "/" + name
+		want := append(slices.Clone(p.Exporters), connector)
 		if got := overlay.Service.Pipelines[name].Exporters; !slices.Equal(got, want) {
 			t.Errorf("pipeline %s: exporters %q, want %q", name, got, want)
 		}
+		fwd := overlay.Service.Pipelines[name+"/forward"]
+		if !slices.Equal(fwd.Receivers, []string{connector}) || !slices.Equal(fwd.Exporters, []string{ForwardExporter}) {
+			t.Errorf("pipeline %s/forward: %+v", name, fwd)
+		}
+		if got, want := overlay.Connectors[connector].Destination, "${env:"+ForwardEndpointEnv+"}/v1/"+name; got != want {
+			t.Errorf("%s destination %q, want %q", connector, got, want)
+		}
 	}
+}
+
+// forwardingDoc is what the tests read of a configuration.
+type forwardingDoc struct {
+	Connectors map[string]struct {
+		Destination string `yaml:"destination"`
+	} `yaml:"connectors"`
+	Exporters map[string]struct {
+		Endpoint       string            `yaml:"endpoint"`
+		TracesEndpoint string            `yaml:"traces_endpoint"`
+		Headers        map[string]string `yaml:"headers"`
+	} `yaml:"exporters"`
+	Service struct {
+		Pipelines map[string]struct {
+			Receivers []string `yaml:"receivers"`
+			Exporters []string `yaml:"exporters"`
+		} `yaml:"pipelines"`
+	} `yaml:"service"`
 }
 
 // A signal's own variable alone forwards that signal alone, to its URL.
@@ -94,21 +112,19 @@ func TestForwardingOneSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var overlay struct {
-		Exporters map[string]map[string]any `yaml:"exporters"`
-		Service   struct {
-			Pipelines map[string]any `yaml:"pipelines"`
-		} `yaml:"service"`
-	}
+	var overlay forwardingDoc
 	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(args[1], "--config=yaml:")), &overlay); err != nil {
 		t.Fatal(err)
 	}
 	exp := overlay.Exporters[ForwardExporter]
-	if exp["traces_endpoint"] != "${env:"+ForwardTracesEndpointEnv+"}" || exp["endpoint"] != nil {
-		t.Errorf("exporter %v", exp)
+	if exp.TracesEndpoint != "${env:"+ForwardTracesEndpointEnv+"}" || exp.Endpoint != "" {
+		t.Errorf("exporter %+v", exp)
 	}
-	if len(overlay.Service.Pipelines) != 1 || overlay.Service.Pipelines["traces"] == nil {
-		t.Errorf("pipelines %v", overlay.Service.Pipelines)
+	if len(overlay.Service.Pipelines) != 2 || len(overlay.Service.Pipelines["traces"].Exporters) == 0 || len(overlay.Service.Pipelines["traces/forward"].Receivers) == 0 {
+		t.Errorf("pipelines %+v", overlay.Service.Pipelines)
+	}
+	if len(overlay.Connectors) != 1 || overlay.Connectors[ForwardConnector+"/traces"].Destination != "${env:"+ForwardTracesEndpointEnv+"}" {
+		t.Errorf("connectors %+v", overlay.Connectors)
 	}
 }
 

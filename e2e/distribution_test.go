@@ -205,7 +205,7 @@ func TestComponents(t *testing.T) {
 		"name: groupbytrace", "name: transform", "name: resource", "name: attributes", "name: filter",
 		"name: tail_sampling", "name: otlp_http", "name: debug", "name: file", "name: health_check",
 		"name: pprof", "name: zpages", "name: file_storage", "name: bearertokenauth", "name: gymview",
-		"name: load_balancing", "name: span_metrics", "name: groupbyattrs", "name: gymcapture", "name: gymgenai",
+		"name: load_balancing", "name: span_metrics", "name: groupbyattrs", "name: gymcapture", "name: gymgenai", "name: gymforward",
 	} {
 		if !strings.Contains(out, name+"\n") {
 			t.Errorf("components does not list %q", name)

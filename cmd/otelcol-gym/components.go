@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	gymgenaiconnector "github.com/otelcol-gym/otelcol-gym/connector/gymgenaiconnector"
+	gymforwardconnector "github.com/otelcol-gym/otelcol-gym/connector/gymforwardconnector"
 	spanmetricsconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
 	gymspansexporter "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 	otlpexporter "go.opentelemetry.io/collector/exporter/otlpexporter"
@@ -144,6 +145,7 @@ func components() (otelcol.Factories, error) {
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
 		gymgenaiconnector.NewFactory(),
+		gymforwardconnector.NewFactory(),
 		spanmetricsconnector.NewFactory(),
 	)
 	if err != nil {
@@ -151,6 +153,7 @@ func components() (otelcol.Factories, error) {
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
 		gymgenaiconnector.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
+		gymforwardconnector.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
 		spanmetricsconnector.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.161.0",
 	})
 

@@ -26,8 +26,8 @@ func TestGeneratedFilesMatchMdatagen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(metadata) < 5 {
-		t.Fatalf("found %d metadata.yaml files, want one per component (gym, gymcapture, gymspans, gymview, gymgenai)", len(metadata))
+	if len(metadata) < 6 {
+		t.Fatalf("found %d metadata.yaml files, want one per component (gym, gymcapture, gymspans, gymview, gymgenai, gymforward)", len(metadata))
 	}
 	tools, err := filepath.Abs(filepath.Join(repoRoot, "internal", "tools"))
 	if err != nil {
