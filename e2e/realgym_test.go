@@ -201,8 +201,14 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	var edit func(string) string
 	var firstCall time.Duration
 	if o.slow > 0 {
+		// Every timing at the same scale: settle at wait/6, and gymcapture's
+		// capture_wait at settle/5, the shipped ratio (5 s and 1 s; design
+		// §4.7: "well under settle"). A capture_wait longer than settle would
+		// let a rollout's root reach gymspans before the model-call spans
+		// gymcapture holds, and its time split would miss them (design §4.8).
 		edit = func(cfg string) string {
-			return strings.Replace(cfg, "  gym:\n", fmt.Sprintf("  gym:\n    wait: %s\n    settle: %s\n", o.slow, o.slow/6), 1)
+			cfg = strings.Replace(cfg, "  gym:\n", fmt.Sprintf("  gym:\n    wait: %s\n    settle: %s\n", o.slow, o.slow/6), 1)
+			return strings.Replace(cfg, "  gymcapture:\n", fmt.Sprintf("  gymcapture:\n    capture_wait: %s\n", o.slow/30), 1)
 		}
 		firstCall = o.slow * 3 / 2
 	}
