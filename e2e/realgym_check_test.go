@@ -310,6 +310,16 @@ func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int
 	t.Logf("observability off: %d spans on disk %s after the run's end, %s after the last arrival %s after the run's end (accepted %d, pending %d; model-server POSTs %d, agent POST /run %d)",
 		len(spans), onDisk.Sub(ended).Round(100*time.Millisecond), onDisk.Sub(lastArrival).Round(100*time.Millisecond),
 		lastArrival.Sub(ended).Round(100*time.Millisecond), int(accepted), int(pending), modelPosts, runs)
+	if !ok {
+		// What the run sent, by service, kind and name: which span the
+		// condition above waited for in vain (a rare failure once counted 9
+		// agent POST /run of 10 with every accepted span on disk).
+		shapes := map[string]int{}
+		for _, s := range spans {
+			shapes[s.service()+" "+s.Kind+" "+s.Name]++
+		}
+		t.Logf("the run's spans by service, kind and name: %v", shapes)
+	}
 	require.True(t, ok, "every span of the run on disk within a minute of the run's end")
 	assert.LessOrEqual(t, onDisk.Sub(lastArrival), 10*time.Second, "every span on disk within 10 s of its arrival after the run's end")
 	for _, s := range spans {
