@@ -113,12 +113,16 @@ func runForwardOutage(t *testing.T, oc forwardOutageCase) {
 	t.Logf("%d spans sent, %.0f not forwarded (otelcol_connector_gymforward_spans_dropped)", sent, dropped)
 
 	var later int
+	var receiver *collector
 	if !oc.unavailable {
-		later = backendComesUp(t, col, bp, dir, traces)
+		receiver, later = backendComesUp(t, col, bp, dir, traces)
 	}
 	gymProcessorNeverRefused(t)
 	dropped = forwardDropped(t)
 	require.NoError(t, col.stop(), "collector exit")
+	if receiver != nil {
+		require.NoError(t, receiver.stop(), "the backend's exit")
+	}
 	checkEverySpanOnce(t, r, true)
 	checkForwardLines(t, col.stderr.String(), traces, dropped, oc.unavailable)
 	if later > 0 {
@@ -133,8 +137,14 @@ func runForwardOutage(t *testing.T, oc forwardOutageCase) {
 // until one reaches it: data sent once the backend is up arrives there
 // (after the forward exporter's retries, 30 s apart at most, empty its
 // queue, and the connector's backoff, 15 s at most, ends). Then the
-// connector says forwarding works again. It returns how many spans it sent.
-func backendComesUp(t *testing.T, col *collector, bp ports, dir, traces string) int {
+// connector says forwarding works again, and the test waits for the forward
+// exporter's queue to empty: the backend stays up until the collector has
+// stopped, so what the collector hands on at shutdown (its last flush) finds
+// room and is forwarded, never refused by a queue still full of the outage's
+// retries (a CI run that stopped the backend first saw "failed until
+// shutdown"). It returns the backend, to stop after the collector, and how
+// many spans it sent.
+func backendComesUp(t *testing.T, col *collector, bp ports, dir, traces string) (*collector, int) {
 	t.Helper()
 	tmpl, err := os.ReadFile(filepath.Join("testdata", "forward_receiver.yaml"))
 	require.NoError(t, err)
@@ -153,8 +163,14 @@ func backendComesUp(t *testing.T, col *collector, bp ports, dir, traces string) 
 	})
 	again := forwardLines(col.stderr.String(), traces, "works again")
 	t.Logf("collector: %s (after %d spans sent a span at a time)", again[0], sent)
-	require.NoError(t, receiver.stop())
-	return sent
+	queued := -1.0
+	pollUntil(t, 2*time.Minute, "the forward exporter's queue to empty", func() bool {
+		v, ok := scrapeMetric(t, embeddedPorts.Metrics, "otelcol_exporter_queue_size", `exporter="`+config.ForwardExporter+`"`)
+		queued = v
+		return ok && v == 0
+	})
+	t.Logf("the forward exporter's queue is empty (otelcol_exporter_queue_size %.0f)", queued)
+	return receiver, sent
 }
 
 // postLaterSpan sends span i, a rollout root of its own, over OTLP/HTTP.
