@@ -16,8 +16,11 @@ import (
 // GenAI metrics (Cg) against the pipeline without them (C), issue #26's
 // target; the time split (C, on by default) against C without it (Cn),
 // issue #37's; and Cj against Cj0, the same join by -baseline-collector's
-// binary (the join before a change, issue #36's).
-var pairedAgainst = map[string][]string{"Cj": {"C", "Cj0"}, "Cg": {"C"}, "C": {"Cn"}}
+// binary (the join before a change, issue #36's); and the default pipeline
+// (C), with storage (Cs), and upstream's grouping chains (B, G) against
+// upstream's plain pipeline (A), issue #38's targets (C ≤ 1.3x A, Cs ≤ 1.5x A,
+// C below B and G).
+var pairedAgainst = map[string][]string{"Cj": {"C", "Cj0"}, "Cg": {"C"}, "C": {"Cn", "A", "B", "G"}, "Cs": {"A"}, "B": {"A"}, "G": {"A"}}
 
 // pairedRatio is one pipeline's CPU per span over its base's, run by run:
 // repetition k of each ran one after the other, so a load that came and went
@@ -132,7 +135,7 @@ func pairedTable(prs []pairedRatio) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## Paired ratios (issue #26: the capture join against the pipeline without it; issue #37: C, with the time split, against Cn, without it)\n\n")
+	b.WriteString("## Paired ratios (issue #26: the capture join against the pipeline without it; issue #37: C, with the time split, against Cn, without it; issue #38: C, Cs, B and G against A)\n\n")
 	b.WriteString("CPU per span of a pipeline over its base's, repetition by repetition (each pair ran back to back).\n\n")
 	b.WriteString("| phase | pipeline | vs | pairs | median ratio | 95% bounds of the median | ratio of medians | every ratio |\n|---|---|---|---:|---:|---|---:|---|\n")
 	for _, pr := range prs {
