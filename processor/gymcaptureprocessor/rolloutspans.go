@@ -18,7 +18,8 @@ import (
 // and the rollout is the conversation. Nothing here waits.
 //
 // The agent span is gym.rollout, else the agent server's POST /run SERVER
-// span (an agent: nemo.gym.server.type responses_api_agents, or, for
+// span (INTERNAL when its handler got a leaked context; an agent:
+// nemo.gym.server.type responses_api_agents, or, for
 // senders without it, a service seen making model calls; an environment
 // server's /run above it is none). The first of them to come is marked, once
 // per rollout: gym.rollout leaves the gym processor as it arrives (it has
@@ -49,12 +50,11 @@ func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res 
 		p.markTool(span, s, c)
 		return
 	case ptrace.SpanKindServer:
-		agent := s.ServerType == gymconv.ServerTypeAgent || (s.ServerType == "" && p.agents[s.Service])
-		if !agent || !strings.HasSuffix(s.Name, " /run") {
+		if !p.agentRun(s) {
 			return
 		}
 	default:
-		if s.Name != gymconv.RolloutSpanName {
+		if s.Name != gymconv.RolloutSpanName && !p.leakedAgentRun(span, s) {
 			return
 		}
 	}
@@ -72,6 +72,24 @@ func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res 
 		name = s.Service[strings.LastIndexByte(s.Service, '/')+1:]
 	}
 	annotateAgent(attrs, modelcall.Bound(name), r.id)
+}
+
+// agentRun reports whether s, a server's request, is an agent's POST /run.
+func (p *captureProcessor) agentRun(s *modelcall.Span) bool {
+	agent := s.ServerType == gymconv.ServerTypeAgent || (s.ServerType == "" && p.agents[s.Service])
+	return agent && strings.HasSuffix(s.Name, " /run")
+}
+
+// leakedAgentRun reports whether span, INTERNAL, is an agent's POST /run
+// whose handler got a leaked context: the ASGI instrumentation then makes
+// the server's span INTERNAL (a rollout whose agent took another's context,
+// design §4.2), and only its request target says it is a server's request.
+func (p *captureProcessor) leakedAgentRun(span ptrace.Span, s *modelcall.Span) bool {
+	if !p.agentRun(s) {
+		return false
+	}
+	modelcall.ReadAttributes(span.Attributes(), s)
+	return s.URLPath != "" || s.HTTPTarget != ""
 }
 
 // rolloutOf is the state of the rollout a span's attributes name; nil when
