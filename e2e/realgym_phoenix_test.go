@@ -221,7 +221,7 @@ func checkPhoenix(t *testing.T, run *realGymRun) {
 
 // logAgentSpans says, for a run whose AGENT spans do not match its
 // rollouts, how many invoke_agent spans each rollout has in spans.jsonl, and
-// for one without, the SERVER spans named "... /run" of its rollout and
+// for one without, the SERVER and INTERNAL spans named "... /run" of its rollout and
 // their process: which span gymcapture could have made its agent span.
 func logAgentSpans(t *testing.T, run *realGymRun) {
 	t.Helper()
@@ -237,7 +237,7 @@ func logAgentSpans(t *testing.T, run *realGymRun) {
 		}
 		t.Logf("rollout %s: %d invoke_agent spans in spans.jsonl", r, agents[r])
 		for _, s := range run.combined {
-			if s.str("nemo.gym.rollout.id") != r || s.Kind != "SERVER" || !strings.HasSuffix(s.Name, " /run") {
+			if s.str("nemo.gym.rollout.id") != r || s.Kind == "CLIENT" || !strings.HasSuffix(s.Name, " /run") {
 				continue
 			}
 			t.Logf("  %s %q span %s parent %s; service %v, server type %v/%v",
