@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"strconv"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -92,6 +93,30 @@ type batch struct {
 	scope      []byte
 	clock      timeCache
 	wake       chan bool // groupCommit: false when written, true to become the writer
+}
+
+// batchPool keeps batches for reuse across pushes; it owns its lock.
+type batchPool struct {
+	mu   sync.Mutex
+	free []*batch
+}
+
+func (p *batchPool) get() *batch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return &batch{wake: make(chan bool, 1)}
+}
+
+func (p *batchPool) put(b *batch) {
+	b.reset()
+	p.mu.Lock()
+	p.free = append(p.free, b)
+	p.mu.Unlock()
 }
 
 func (b *batch) reset() {
@@ -231,8 +256,8 @@ type unkeyedSpans struct {
 // per span this push skips costs a duplicate-heavy push.
 func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, ref spanRef, unkeyed *unkeyedSpans) {
 	var done []string
-	if e.retrying.Load() > 0 {
-		done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
+	if e.retry.active() {
+		done, ref.retried = e.retry.files(spanKey(span.TraceID(), span.SpanID()))
 	}
 	b.refs = append(b.refs, ref)
 	b.lineStart = len(b.arena)
@@ -324,14 +349,7 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
-		e.namesMu.Lock()
-		res, cached := e.names.Get(key)
-		if !cached {
-			res.name, res.reason = e.tmpl.render(run, rollout)
-			e.names.Put(key, res)
-		}
-		e.namesMu.Unlock()
-		name, reason := res.name, res.reason
+		name, reason := e.names.render(key)
 		if reason == "" {
 			tgt.fb = b.file(name, fileKindRollout)
 		} else {

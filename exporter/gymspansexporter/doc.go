@@ -6,14 +6,22 @@
 // combined spans.jsonl, one line per rollout root in rollouts.jsonl, and the
 // service map.
 //
+// Start picks one writer for the configuration (writers.go: journalWriter,
+// restWriter with combined_spans rest, throughWriter with combined_file "");
+// pushTraces hands every batch to it and never asks which. In one line:
+//
+//	pushTraces → writer.admit → claim (dedup.go) → encode (batch.go) →
+//	groupCommit (commit.go) → writer.writeGroup → finishBatch (retry.go)
+//
 // With the combined file on (the default), the combined file is the journal
 // (design §5.1):
 //
 //	pushTraces → drop spans already written (dedup.go) → encode each span once
 //	(console.go | otlpjson.go) and group its line per file (batch.go, rollouts.go)
-//	→ groupCommit: one extent record in the exporter's index (journal.go), then one
-//	append to spans.jsonl for concurrent pushes (commit.go; append.go: lock, tail,
-//	rotate, write; handles.go, rotate.go, writev.go, lockhold.go, shared.go) →
+//	→ groupCommit → journalWriter: one extent record in the exporter's index
+//	(journal.go), then one append to spans.jsonl for concurrent pushes
+//	(commit.go; append.go: lock, tail, rotate, write; handles.go, rotate.go,
+//	writev.go, lockhold.go, shared.go) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
 //	(pending.go) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (fsync.go) and
@@ -21,9 +29,10 @@
 //	killed exporter had not written is completed from the combined file
 //	(recover.go, decode.go)
 //
-// With combined_file "" every file is written through before pushTraces
-// returns, and the spans of files that failed are handed back to the caller
-// (retry.go). The other files: config.go and factory.go (the component),
+// With combined_file "" (throughWriter) every file is written through
+// before pushTraces returns, and the spans of files that failed are handed
+// back to the caller; the retry table remembers which files hold them
+// (retry.go). With combined_spans rest, restWriter (write_rest.go). The other files: config.go and factory.go (the component),
 // exporter.go (the glue: state, Start, Shutdown, pushTraces), attributes.go
 // (the attribute keys a span's rollout, run and service are read from),
 // service.go (the service a line shows), layout.go (file names from

@@ -16,7 +16,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -62,27 +61,20 @@ type spansExporter struct {
 	// Journal mode (set at start when combined_file is on).
 	journal *journalIndex
 	pending *pendingStore
-	extent  []byte    // the writer's scratch for extent records
-	blob    spansBlob // the writer's scratch for span data (combined_spans rest)
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
 	errs *bounded.Table[[2]string, int]
 	// split writes time_split_ms (nil when off).
 	split *rolloutSplits
 
-	namesMu sync.Mutex
-	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
+	names *nameCache  // (run, rollout) → rendered file name
+	retry *retryTable // write-through: span → files already holding its line
+	free  batchPool   // batches to reuse
 
-	retryMu  sync.Mutex
-	retry    *bounded.Table[[24]byte, []string] // span → files already holding its line
-	retrying atomic.Int64                       // entries in retry
-
-	freeMu sync.Mutex
-	free   []*batch // batches to reuse
-
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the started state: store, flusher, writer
 	store   *fileStore
 	flusher *flusher
+	writer  groupWriter // picked at start for the configuration
 }
 
 const (
@@ -90,9 +82,6 @@ const (
 	maxTrackedRollouts = 1 << 17
 	maxCachedNames     = 1 << 14
 )
-
-// nameResult is a rendered per-rollout file name, or why there is none.
-type nameResult struct{ name, reason string }
 
 func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error) {
 	if err := cfg.Validate(); err != nil {
@@ -120,9 +109,9 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
 		dedup:    newDedupWindow(cfg.DedupWindowSpans),
-		retry:    bounded.New[[24]byte, []string](maxRetrySpans),
+		retry:    newRetryTable(),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
-		names:    bounded.New[[2]string, nameResult](maxCachedNames),
+		names:    newNameCache(tmpl),
 		split:    newRolloutSplits(cfg),
 	}, nil
 }
@@ -185,8 +174,9 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 		}
 	}
 	f := newFlusher(e, store)
+	w := e.newGroupWriter(store, f)
 	e.mu.Lock()
-	e.store, e.flusher = store, f
+	e.store, e.flusher, e.writer = store, f, w
 	e.mu.Unlock()
 	go f.run()
 	return nil
@@ -256,27 +246,9 @@ func (e *spansExporter) shutdown(context.Context) error {
 	return nil
 }
 
-func (e *spansExporter) getBatch() *batch {
-	e.freeMu.Lock()
-	defer e.freeMu.Unlock()
-	if n := len(e.free); n > 0 {
-		b := e.free[n-1]
-		e.free = e.free[:n-1]
-		return b
-	}
-	return &batch{wake: make(chan bool, 1)}
-}
-
-func (e *spansExporter) putBatch(b *batch) {
-	b.reset()
-	e.freeMu.Lock()
-	e.free = append(e.free, b)
-	e.freeMu.Unlock()
-}
-
 func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
-	store, f := e.store, e.flusher
+	store, w := e.store, e.writer
 	if store == nil {
 		e.mu.Unlock()
 		return errors.New("gymspans exporter: not started")
@@ -290,160 +262,19 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 			store.idle()
 		}
 	}()
-	if e.pending != nil {
-		// Rollout lines wait in memory for their files; at the bound, pushes
-		// wait for the flusher.
-		if err := e.pending.waitBelow(ctx, e.cfg.MaxPendingBytes, f.poke); err != nil {
-			return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", e.pending.size(), err)
-		}
+	if err := w.admit(ctx); err != nil {
+		return err
 	}
-	b := e.getBatch()
-	defer e.putBatch(b)
+	b := e.free.get()
+	defer e.free.put(b)
 	b.td = td
 	e.metrics.duplicate(e.claimSpans(b, td))
 	e.encode(b, td)
 	if len(b.files) == 0 && len(b.roots) == 0 {
-		return e.finishBatch(b, td) // nothing to write (every span written before, or in flight)
+		return e.finishBatch(w, b, td) // nothing to write (every span written before, or in flight)
 	}
-	switch {
-	case e.journal != nil && e.cfg.restOnly():
-		e.commits.commit(b, func(group []*batch) { e.writeRest(store, f, group) })
-	case e.journal != nil:
-		e.commits.commit(b, func(group []*batch) { e.writeJournal(store, f, group) })
-	default:
-		e.commits.commit(b, func(group []*batch) { e.writeThrough(store, group) })
-	}
-	return e.finishBatch(b, td)
-}
-
-// writeThrough is the group writer with combined_file "": every file of the
-// group is appended before the pushes return.
-func (e *spansExporter) writeThrough(store *fileStore, group []*batch) {
-	for _, b := range group {
-		e.encodeRoots(b)
-	}
-	e.commits.write(group, func(*fileBatch) bool { return true }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return store.appendLines(name, iovs, size, appendOpts{kind: e.kindOf(name), rot: rot, hold: true})
-	}, e.rotationOf)
-}
-
-// writeJournal is the group writer with the combined file holding every
-// span: the group's lines go to the combined file, recorded in the journal
-// index under its lock; once they are there, the rollout lines and the
-// roots' rollouts.jsonl lines go to the pending store and the spans to the
-// service map.
-func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batch) {
-	roots, keys := e.groupRoots(group)
-	lines := 0
-	for _, b := range group {
-		lines += len(b.lines)
-	}
-	var seq uint64
-	before := func(ino uint64, off int64) error {
-		p := appendExtentHeader(e.extent, ino, off, lines)
-		for _, b := range group {
-			for _, l := range b.lines {
-				p = appendLineRef(p, l)
-			}
-		}
-		p = e.appendGroupTail(p, group, keys, roots)
-		e.extent = p
-		s, err := e.journal.addExtent(p, keys)
-		seq = s
-		return err
-	}
-	e.commits.write(group, func(fb *fileBatch) bool { return fb.kind == fileKindCombined }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true, before: before})
-	}, e.rotationOf)
-	e.queuePending(f, group, seq)
-}
-
-// groupRoots encodes the group's rollouts.jsonl lines and returns them, with
-// the number of dedup keys of the spans the group writes.
-func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
-	for _, b := range group {
-		e.encodeRoots(b)
-		for _, r := range b.roots {
-			if r.line.end > r.line.start {
-				roots = append(roots, b.arena[r.line.start:r.line.end])
-			}
-		}
-		for _, c := range b.claims {
-			if c == claimNew {
-				keys++
-			}
-		}
-	}
-	return roots, keys
-}
-
-// appendGroupTail appends what every journal record of a group ends with:
-// the dedup keys of the spans it writes, then its rollouts.jsonl lines.
-func (e *spansExporter) appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte {
-	p = appendCount(p, keys)
-	for _, b := range group {
-		for i, c := range b.claims {
-			if c == claimNew {
-				p = append(p, b.keys[i][:]...)
-			}
-		}
-	}
-	p = appendCount(p, len(roots))
-	for _, r := range roots {
-		p = appendBytes(p, r)
-	}
-	return p
-}
-
-// queuePending hands the rollout lines and rollouts.jsonl lines of the
-// group's batches that were written (journal record seq) to the pending
-// store, and their spans to the service map.
-func (e *spansExporter) queuePending(f *flusher, group []*batch, seq uint64) {
-	var ok []*batch
-	for _, b := range group {
-		if b.journalErr == nil && (b.combined == nil || b.combined.err == nil) {
-			ok = append(ok, b)
-		}
-	}
-	if len(ok) == 0 || seq == 0 {
-		return
-	}
-	due := e.pending.addGroup(seq, e.cfg.MaxPendingBytes, func(a *adder) {
-		for _, b := range ok {
-			for _, fb := range b.files {
-				if fb.kind == fileKindRollout && fb.size > 0 {
-					a.add(fb.name, b.arena, fb.segs, fb.lines, len(fb.spans))
-				}
-			}
-			for _, r := range b.roots {
-				a.root(r.file, b.arena[r.line.start:r.line.end])
-			}
-		}
-	})
-	if e.sm != nil {
-		e.sm.observeAt(e.journal.id, seq+1, writtenSpans(ok))
-	}
-	if due {
-		f.poke()
-	}
-}
-
-// writtenSpans yields the spans the batches wrote (claimNew), with their
-// resources.
-func writtenSpans(group []*batch) func(yield func(pcommon.Resource, ptrace.Span) bool) {
-	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
-		for _, b := range group {
-			for _, ref := range b.refs {
-				if ref.claim != claimNew {
-					continue
-				}
-				rs := b.td.ResourceSpans().At(int(ref.rs))
-				if !yield(rs.Resource(), rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))) {
-					return
-				}
-			}
-		}
-	}
+	e.commits.commit(b, w.writeGroup)
+	return e.finishBatch(w, b, td)
 }
 
 // kindOf is the file kind of a name the writer appends to.
