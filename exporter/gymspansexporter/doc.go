@@ -26,8 +26,9 @@
 //	(pending.go) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (fsync.go) and
 //	records how far the files are done (flusher.go) → at the next start, what a
-//	killed exporter had not written is completed from the combined file
-//	(recover.go, decode.go)
+//	killed exporter had not written is completed from the combined file by a
+//	recoverer built from the values it needs, not the exporter's state
+//	(recover.go, recover_spans.go, decode.go)
 //
 // With combined_file "" (throughWriter) every file is written through
 // before pushTraces returns, and the spans of files that failed are handed

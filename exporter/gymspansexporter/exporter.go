@@ -198,10 +198,7 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 	e.journal = j
 	e.metrics.openFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
 	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
-	if err := e.recoverDead(store); err != nil {
-		return err
-	}
-	return nil
+	return e.newRecoverer(j).recoverDead(store)
 }
 
 // writerID names this exporter's journal in service_map.json.
