@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 )
@@ -91,7 +92,7 @@ type batch struct {
 	lineEnd    int
 	res        []byte
 	scope      []byte
-	clock      timeCache
+	clock      spanjson.TimeCache
 	wake       chan bool // groupCommit: false when written, true to become the writer
 }
 
@@ -204,19 +205,19 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
 		names := e.keys.namesOf(resAttrs)
-		e.splitResource(b, resAttrs, names.display)
+		e.splitResource(b, resAttrs, names.Display)
 		if e.otlp {
-			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
+			b.res = spanjson.AppendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
 		} else {
-			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
+			b.res = spanjson.AppendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
 		}
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			if e.otlp {
-				b.scope = appendOTLPScopeOpen(b.scope[:0], ss.Scope())
+				b.scope = spanjson.AppendOTLPScopeOpen(b.scope[:0], ss.Scope())
 			} else {
-				b.scope = appendConsoleScope(b.scope[:0], ss.Scope())
+				b.scope = spanjson.AppendConsoleScope(b.scope[:0], ss.Scope())
 			}
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
@@ -265,9 +266,9 @@ func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span,
 		// With its separator: a span that is not first in its
 		// group is written as ",{...}".
 		b.arena = append(b.arena, ',')
-		b.arena = appendOTLPSpan(b.arena, span, &b.clock)
+		b.arena = spanjson.AppendOTLPSpan(b.arena, span, &b.clock)
 	} else {
-		b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
+		b.arena = spanjson.AppendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 	}
 	b.lineEnd = len(b.arena)
 	e.routeSpan(b, td, span, resAttrs, idx, ref.retried, done, unkeyed)
@@ -398,7 +399,7 @@ func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces
 		b.arena = append(b.arena, b.scope...)
 	case fb.ss != ref.ss:
 		rs := td.ResourceSpans().At(int(fb.rs))
-		b.arena = appendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+		b.arena = spanjson.AppendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
 		b.arena = append(b.arena, ',')
 		b.arena = append(b.arena, b.scope...)
 	default:
@@ -413,8 +414,8 @@ func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces
 // closeOTLPGroups appends the end of fb's open scope and resource groups.
 func closeOTLPGroups(arena []byte, fb *fileBatch, td ptrace.Traces) []byte {
 	rs := td.ResourceSpans().At(int(fb.rs))
-	arena = appendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
-	return appendOTLPResourceClose(arena, rs.SchemaUrl())
+	arena = spanjson.AppendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+	return spanjson.AppendOTLPResourceClose(arena, rs.SchemaUrl())
 }
 
 func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {

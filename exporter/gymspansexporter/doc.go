@@ -17,7 +17,7 @@
 // (design §5.1):
 //
 //	pushTraces → drop spans already written (dedup.go) → encode each span once
-//	(console.go | otlpjson.go) and group its line per file (batch.go, rollouts.go)
+//	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
 //	→ groupCommit → journalWriter: one extent record in the exporter's index
 //	(journal.go), then one append to spans.jsonl for concurrent pushes
 //	(commit.go; append.go: lock, tail, rotate, write; handles.go, rotate.go,
@@ -33,13 +33,18 @@
 // With combined_file "" (throughWriter) every file is written through
 // before pushTraces returns, and the spans of files that failed are handed
 // back to the caller; the retry table remembers which files hold them
-// (retry.go). With combined_spans rest, restWriter (write_rest.go). The other files: config.go and factory.go (the component),
-// exporter.go (the glue: state, Start, Shutdown, pushTraces), attributes.go
-// (the attribute keys a span's rollout, run and service are read from),
-// service.go (the service a line shows), layout.go (file names from
-// path_template), servicemap.go (the service map's observer), timesplit.go
-// (time_split_ms in rollouts.jsonl, design §4.8: each span's facts while
-// encoding, each root's split in encodeRoots), json.go and
-// times.go (what both encoders share), metrics.go (the exporter's own
-// metrics).
+// (retry.go). With combined_spans rest, restWriter (write_rest.go).
+//
+// Packages: internal/spanjson, the line encoders (console and OTLP/JSON
+// lines, the text of times, how a resource's service is shown), with their
+// own tests; internal/metadata, the generated telemetry.
+//
+// The other files: config.go and factory.go (the component), exporter.go
+// (the glue: state, Start, Shutdown, pushTraces), attributes.go (the
+// attribute keys a span's rollout, run and service are read from),
+// service.go (which service a line shows), layout.go (file names from
+// path_template, and their cache), servicemap.go (the service map's
+// observer), timesplit.go (time_split_ms in rollouts.jsonl, design §4.8:
+// each span's facts while encoding, each root's split in encodeRoots),
+// metrics.go (the exporter's own metrics).
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
