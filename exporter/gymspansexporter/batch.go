@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
@@ -25,8 +26,8 @@ import (
 // spanRef locates a span of the batch in its Traces.
 type spanRef struct {
 	rs, ss, sp int32
-	retried    bool  // the retry table had it: some files already hold its line
-	claim      claim // what the deduplication window said (claimNew: written by this push)
+	retried    bool        // the retry table had it: some files already hold its line
+	claim      dedup.Claim // what the deduplication window said (dedup.ClaimNew: written by this push)
 }
 
 // fileBatch is the bytes one file gets from one batch.
@@ -71,8 +72,8 @@ type batch struct {
 	// Deduplication: the push's id, each span's key and claim, how many
 	// spans another push in flight writes.
 	push     uint32
-	keys     []dedupKey
-	claims   []claim
+	keys     []dedup.Key
+	claims   []dedup.Claim
 	inFlight int
 	// Journal mode: the combined file's lines (length and CRC-32C), the
 	// rollouts of the ERROR spans (the writer counts them for
@@ -174,26 +175,26 @@ func (e *spansExporter) claimSpans(b *batch, td ptrace.Traces) int {
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				b.keys = append(b.keys, dedupKeyOf(spans.At(k)))
+				b.keys = append(b.keys, dedup.KeyOf(spans.At(k)))
 			}
 		}
 	}
-	b.claims = append(b.claims, make([]claim, len(b.keys))...)
-	b.push = e.dedup.newPush()
-	e.dedup.claim(b.push, b.keys, b.claims)
+	b.claims = append(b.claims, make([]dedup.Claim, len(b.keys))...)
+	b.push = e.dedup.NewPush()
+	e.dedup.Claim(b.push, b.keys, b.claims)
 	dups := 0
 	for _, c := range b.claims {
 		switch c {
-		case claimWritten:
+		case dedup.ClaimWritten:
 			dups++
-		case claimInFlight:
+		case dedup.ClaimInFlight:
 			b.inFlight++
 		}
 	}
 	return dups
 }
 
-// encode fills b with the lines of every span this push writes (claimNew),
+// encode fills b with the lines of every span this push writes (dedup.ClaimNew),
 // grouped per file.
 func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
@@ -226,7 +227,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				if len(b.claims) > 0 {
 					ref.claim = b.claims[idx]
 				}
-				if ref.claim != claimNew {
+				if ref.claim != dedup.ClaimNew {
 					b.refs = append(b.refs, ref)
 					continue
 				}
@@ -251,7 +252,7 @@ type unkeyedSpans struct {
 	mark  string
 }
 
-// encodeSpan records the ref of a span this push writes (claimNew), the
+// encodeSpan records the ref of a span this push writes (dedup.ClaimNew), the
 // idx-th of the batch, encodes its line into the arena and routes it to its
 // files. The loop of encode records the other spans' refs itself: a call
 // per span this push skips costs a duplicate-heavy push.

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
@@ -136,7 +137,7 @@ func putValue(dst pcommon.Value, v any) {
 }
 
 // lineKeys are the dedup keys of the spans of one line of a span file.
-func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
+func lineKeys(otlp bool, line []byte, out []dedup.Key) []dedup.Key {
 	if otlp {
 		td, err := decodeLine(true, line)
 		if err != nil {
@@ -147,7 +148,7 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 			for j := 0; j < rss.At(i).ScopeSpans().Len(); j++ {
 				spans := rss.At(i).ScopeSpans().At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
-					out = append(out, dedupKeyOf(spans.At(k)))
+					out = append(out, dedup.KeyOf(spans.At(k)))
 				}
 			}
 		}
@@ -174,7 +175,7 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 			}
 		}
 	}
-	return append(out, makeDedupKey(tid, sid))
+	return append(out, dedup.MakeKey(tid, sid))
 }
 
 // rootKey identifies a rollouts.jsonl line: its trace and root span.

@@ -10,13 +10,13 @@
 // restWriter with combined_spans rest, throughWriter with combined_file "");
 // pushTraces hands every batch to it and never asks which. In one line:
 //
-//	pushTraces → writer.admit → claim (dedup.go) → encode (batch.go) →
+//	pushTraces → writer.admit → claim (internal/dedup) → encode (batch.go) →
 //	groupCommit (commit.go) → writer.writeGroup → finishBatch (retry.go)
 //
 // With the combined file on (the default), the combined file is the journal
 // (design §5.1):
 //
-//	pushTraces → drop spans already written (dedup.go) → encode each span once
+//	pushTraces → drop spans already written (internal/dedup) → encode each span once
 //	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
 //	→ groupCommit → journalWriter: one extent record in the exporter's index
 //	(journal.go), then one append to spans.jsonl for concurrent pushes
@@ -37,7 +37,9 @@
 //
 // Packages: internal/spanjson, the line encoders (console and OTLP/JSON
 // lines, the text of times, how a resource's service is shown), with their
-// own tests; internal/metadata, the generated telemetry.
+// own tests; internal/dedup, the deduplication window (span keys, claims of
+// the pushes in flight) with its own tests; internal/metadata, the
+// generated telemetry.
 //
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the

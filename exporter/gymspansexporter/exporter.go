@@ -20,13 +20,14 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // spansExporter is the exporter's glue: its state, Start, Shutdown and
 // pushTraces (the data flow is drawn in doc.go).
 //
-// Concurrent pushes claim their spans (dedup.go) and encode in parallel;
+// Concurrent pushes claim their spans (internal/dedup) and encode in parallel;
 // the group writer (commit.go) then writes the batches that queued
 // together, one append per file. With the combined file (journal mode) the
 // writer appends only the combined file, records the append in the journal
@@ -56,7 +57,7 @@ type spansExporter struct {
 	inflight sync.WaitGroup // pushes past encoding; shutdown waits for them
 	active   atomic.Int32   // pushes in pushTraces; the last out calls store.idle
 
-	dedup *dedupWindow // nil with dedup_window_spans 0
+	dedup *dedup.Window // nil with dedup_window_spans 0
 
 	// Journal mode (set at start when combined_file is on).
 	journal *journalIndex
@@ -108,7 +109,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
-		dedup:    newDedupWindow(cfg.DedupWindowSpans),
+		dedup:    dedup.NewWindow(cfg.DedupWindowSpans),
 		retry:    newRetryTable(),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
 		names:    newNameCache(tmpl),
@@ -301,7 +302,7 @@ func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
 		return
 	}
 	for idx, ref := range b.refs {
-		if ref.claim != claimNew || (len(b.failed) > 0 && b.failed[idx]) {
+		if ref.claim != dedup.ClaimNew || (len(b.failed) > 0 && b.failed[idx]) {
 			continue
 		}
 		rs := td.ResourceSpans().At(int(ref.rs))

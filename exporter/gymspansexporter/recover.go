@@ -35,6 +35,7 @@ import (
 	"hash/crc32"
 	"os"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -52,16 +53,16 @@ type recoverer struct {
 	metrics *exporterMetrics
 	journal *journalIndex
 	sm      *serviceMapObserver // nil when off
-	dedup   *dedupWindow        // nil with dedup_window_spans 0
+	dedup   *dedup.Window       // nil with dedup_window_spans 0
 	keys    attrKeys
 	tmpl    *pathTemplate
 	otlp    bool
 	// encode encodes recovered spans as the OTLP/JSON line of a file.
 	encode func(td ptrace.Traces, name string) []byte
-	// combined, rollouts and dedupWindow are the config's combined_file,
+	// combined, rollouts and windowSpans are the config's combined_file,
 	// rollouts_file and dedup_window_spans.
 	combined, rollouts string
-	dedupWindow        int
+	windowSpans        int
 }
 
 // newRecoverer is the recoverer of e's configuration, completing into
@@ -70,7 +71,7 @@ func (e *spansExporter) newRecoverer(journal *journalIndex) *recoverer {
 	return &recoverer{
 		logger: e.logger, logs: e.logs, metrics: e.metrics, journal: journal, sm: e.sm, dedup: e.dedup,
 		keys: e.keys, tmpl: e.tmpl, otlp: e.otlp, encode: e.encodeRecovered,
-		combined: e.cfg.CombinedFile, rollouts: e.cfg.RolloutsFile, dedupWindow: e.cfg.DedupWindowSpans,
+		combined: e.cfg.CombinedFile, rollouts: e.cfg.RolloutsFile, windowSpans: e.cfg.DedupWindowSpans,
 	}
 }
 
@@ -96,10 +97,10 @@ type recovered struct {
 	order   []string
 	roots   [][]byte
 	sm      []recoveredSpan
-	keys    []dedupKey
-	seen    map[dedupKey]bool // spans already taken (an extent may repeat another's lines)
-	lines   int               // verified
-	missing int               // lines of extents whose journal file is gone
+	keys    []dedup.Key
+	seen    map[dedup.Key]bool // spans already taken (an extent may repeat another's lines)
+	lines   int                // verified
+	missing int                // lines of extents whose journal file is gone
 	lastSeq uint64
 	// data reads a P extent's blob from the dead index's data files
 	// (recover_spans.go).
@@ -108,7 +109,7 @@ type recovered struct {
 
 type recoveredFile struct {
 	lines [][]byte        // console: the journal lines
-	keys  []dedupKey      // of lines (console) or spans (OTLP, P extents)
+	keys  []dedup.Key     // of lines (console) or spans (OTLP, P extents)
 	spans []recoveredSpan // OTLP and P extents: the spans, encoded once the tail is read
 	size  int
 }
@@ -147,7 +148,7 @@ func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
 		return err
 	}
 	journals := &journalReader{store: store, names: names}
-	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys, data: &dataReader{dirFD: rec.journal.dirFD, id: d.id}}
+	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedup.Key]bool{}, keys: d.keys, data: &dataReader{dirFD: rec.journal.dirFD, id: d.id}}
 	for _, x := range d.extents {
 		if x.spans {
 			rec.readSpansExtent(rc, x, d.done, smFrom)
@@ -178,10 +179,10 @@ func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
 		return err
 	}
 	if rec.dedup != nil && len(rc.keys) > 0 {
-		if n := rec.dedupWindow; len(rc.keys) > n {
+		if n := rec.windowSpans; len(rc.keys) > n {
 			rc.keys = rc.keys[len(rc.keys)-n:]
 		}
-		rec.dedup.remember(rc.keys)
+		rec.dedup.Remember(rc.keys)
 		if err := rec.journal.addKeys(rc.keys); err != nil {
 			return err
 		}
@@ -342,7 +343,7 @@ func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.T
 				if at++; wrote != nil && !wrote[at] {
 					continue
 				}
-				key := dedupKeyOf(span)
+				key := dedup.KeyOf(span)
 				if rc.seen[key] {
 					continue
 				}
@@ -426,7 +427,7 @@ func (rec *recoverer) completeFile(store *fileStore, name string, rf *recoveredF
 		size = 2048 * len(rf.spans) // an estimate of the bytes, for the tail read
 	}
 	prepare := func(fd int, fileSize int64) ([][]byte, int, error) {
-		have := map[dedupKey]bool{}
+		have := map[dedup.Key]bool{}
 		err := eachTailLine(fd, fileSize, 2*int64(size)+1<<20, func(line []byte) {
 			for _, k := range lineKeys(rec.otlp, line, nil) {
 				have[k] = true

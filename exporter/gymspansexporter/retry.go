@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 )
 
@@ -35,7 +36,7 @@ import (
 //     writes succeed.
 //
 // In both, a span another push in flight is writing (deduplication claims,
-// dedup.go) is in the error too.
+// internal/dedup) is in the error too.
 
 // retryTable remembers, per span of a failed write-through push, the files
 // that already hold its line. It owns its lock; it is empty while writes
@@ -93,7 +94,7 @@ func (t *retryTable) settle(b *batch, td ptrace.Traces, failed []bool) {
 		}
 	}
 	for idx, ref := range b.refs {
-		if failed != nil && failed[idx] && ref.claim == claimNew {
+		if failed != nil && failed[idx] && ref.claim == dedup.ClaimNew {
 			key := refKey(td, ref)
 			prev, _ := t.spans.Get(key)
 			t.spans.Put(key, append(prev, written[int32(idx)]...))
@@ -150,7 +151,7 @@ func (e *spansExporter) settleClaims(b *batch, failed []bool) {
 	if e.dedup == nil {
 		return
 	}
-	e.dedup.settle(b.push, b.keys, b.claims, func(i int) bool { return failed == nil || !failed[i] })
+	e.dedup.Settle(b.push, b.keys, b.claims, func(i int) bool { return failed == nil || !failed[i] })
 }
 
 func (e *spansExporter) partialFailure(w groupWriter, b *batch, td ptrace.Traces, errs []error) error {
@@ -163,7 +164,7 @@ func (e *spansExporter) partialFailure(w groupWriter, b *batch, td ptrace.Traces
 		}
 	}
 	for idx, ref := range b.refs {
-		if ref.claim == claimInFlight {
+		if ref.claim == dedup.ClaimInFlight {
 			b.failed[idx] = true
 		}
 	}

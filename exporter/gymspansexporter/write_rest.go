@@ -6,6 +6,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"fmt"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
@@ -62,7 +63,7 @@ func (w *restWriter) journalSpans(group []*batch) (uint64, error) {
 			return 0, fmt.Errorf("journal: marshal spans: %w", err)
 		}
 		claims := b.claims
-		sb.add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == claimNew })
+		sb.add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == dedup.ClaimNew })
 	}
 	p := appendGroupTail(appendSpansHeader(w.extent), group, keys, roots)
 	w.extent = p

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -194,7 +195,7 @@ func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
 			}
 		}
 		for _, c := range b.claims {
-			if c == claimNew {
+			if c == dedup.ClaimNew {
 				keys++
 			}
 		}
@@ -208,7 +209,7 @@ func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte 
 	p = appendCount(p, keys)
 	for _, b := range group {
 		for i, c := range b.claims {
-			if c == claimNew {
+			if c == dedup.ClaimNew {
 				p = append(p, b.keys[i][:]...)
 			}
 		}
@@ -254,13 +255,13 @@ func (w *journalWriter) queuePending(group []*batch, seq uint64) {
 	}
 }
 
-// writtenSpans yields the spans the batches wrote (claimNew), with their
+// writtenSpans yields the spans the batches wrote (dedup.ClaimNew), with their
 // resources.
 func writtenSpans(group []*batch) func(yield func(pcommon.Resource, ptrace.Span) bool) {
 	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
 		for _, b := range group {
 			for _, ref := range b.refs {
-				if ref.claim != claimNew {
+				if ref.claim != dedup.ClaimNew {
 					continue
 				}
 				rs := b.td.ResourceSpans().At(int(ref.rs))
