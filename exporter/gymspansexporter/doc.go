@@ -23,7 +23,7 @@
 //	(commit.go; append.go: lock, tail, rotate, write; handles.go, rotate.go,
 //	writev.go, lockhold.go, shared.go) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
-//	(pending.go) → the flusher appends every file in one sweep per
+//	(internal/pending) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (fsync.go) and
 //	records how far the files are done (flusher.go) → at the next start, what a
 //	killed exporter had not written is completed from the combined file by a
@@ -38,8 +38,10 @@
 // Packages: internal/spanjson, the line encoders (console and OTLP/JSON
 // lines, the text of times, how a resource's service is shown), with their
 // own tests; internal/dedup, the deduplication window (span keys, claims of
-// the pushes in flight) with its own tests; internal/metadata, the
-// generated telemetry.
+// the pushes in flight) with its own tests; internal/pending, the rollout
+// files' and rollouts.jsonl's lines between the combined file and their
+// own files, with its own tests; internal/metadata, the generated
+// telemetry.
 //
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the

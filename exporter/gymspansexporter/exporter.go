@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -61,7 +62,7 @@ type spansExporter struct {
 
 	// Journal mode (set at start when combined_file is on).
 	journal *journalIndex
-	pending *pendingStore
+	pending *pending.Store
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
 	errs *bounded.Table[[2]string, int]
@@ -198,7 +199,7 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 	}
 	e.journal = j
 	e.metrics.openFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
-	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
+	e.pending = pending.NewStore(e.metrics.pendingChanged, e.cfg.MaxPendingBytes)
 	return e.newRecoverer(j).recoverDead(store)
 }
 
@@ -223,7 +224,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 	<-f.stopped
 	// The last flush: every pending line to its file, fsync, the service map.
 	err := f.tick()
-	if e.pending != nil && e.pending.size() > 0 {
+	if e.pending != nil && e.pending.Size() > 0 {
 		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
 	}
 	errs := []error{err}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -111,8 +112,8 @@ type journalWriter struct {
 // max_pending_bytes, until the flusher has written them.
 func (w *journalWriter) admit(ctx context.Context) error {
 	p := w.e.pending
-	if err := p.waitBelow(ctx, w.e.cfg.MaxPendingBytes, w.flush.poke); err != nil {
-		return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", p.size(), err)
+	if err := p.WaitBelow(ctx, w.e.cfg.MaxPendingBytes, w.flush.poke); err != nil {
+		return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", p.Size(), err)
 	}
 	return nil
 }
@@ -235,15 +236,19 @@ func (w *journalWriter) queuePending(group []*batch, seq uint64) {
 	if len(ok) == 0 || seq == 0 {
 		return
 	}
-	due := e.pending.addGroup(seq, e.cfg.MaxPendingBytes, func(a *adder) {
+	due := e.pending.AddGroup(seq, e.cfg.MaxPendingBytes, func(a *pending.Adder) {
 		for _, b := range ok {
 			for _, fb := range b.files {
 				if fb.kind == fileKindRollout && fb.size > 0 {
-					a.add(fb.name, b.arena, fb.segs, fb.lines, len(fb.spans))
+					pf := a.File(fb.name)
+					for _, sg := range fb.segs {
+						a.Copy(pf, b.arena[sg.start:sg.end])
+					}
+					a.Count(pf, fb.lines, len(fb.spans))
 				}
 			}
 			for _, r := range b.roots {
-				a.root(r.file, b.arena[r.line.start:r.line.end])
+				a.Root(r.file, b.arena[r.line.start:r.line.end])
 			}
 		}
 	})
