@@ -76,7 +76,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzExportOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzExportRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter/internal/spanjson
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBlob$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzServiceNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/servicemap
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview

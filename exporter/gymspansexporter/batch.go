@@ -7,11 +7,14 @@ import (
 	"hash/crc32"
 	"slices"
 	"strconv"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 )
@@ -23,8 +26,8 @@ import (
 // spanRef locates a span of the batch in its Traces.
 type spanRef struct {
 	rs, ss, sp int32
-	retried    bool  // the retry table had it: some files already hold its line
-	claim      claim // what the deduplication window said (claimNew: written by this push)
+	retried    bool        // the retry table had it: some files already hold its line
+	claim      dedup.Claim // what the deduplication window said (dedup.ClaimNew: written by this push)
 }
 
 // fileBatch is the bytes one file gets from one batch.
@@ -69,8 +72,8 @@ type batch struct {
 	// Deduplication: the push's id, each span's key and claim, how many
 	// spans another push in flight writes.
 	push     uint32
-	keys     []dedupKey
-	claims   []claim
+	keys     []dedup.Key
+	claims   []dedup.Claim
 	inFlight int
 	// Journal mode: the combined file's lines (length and CRC-32C), the
 	// rollouts of the ERROR spans (the writer counts them for
@@ -90,8 +93,32 @@ type batch struct {
 	lineEnd    int
 	res        []byte
 	scope      []byte
-	clock      timeCache
+	clock      spanjson.TimeCache
 	wake       chan bool // groupCommit: false when written, true to become the writer
+}
+
+// batchPool keeps batches for reuse across pushes; it owns its lock.
+type batchPool struct {
+	mu   sync.Mutex
+	free []*batch
+}
+
+func (p *batchPool) get() *batch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return &batch{wake: make(chan bool, 1)}
+}
+
+func (p *batchPool) put(b *batch) {
+	b.reset()
+	p.mu.Lock()
+	p.free = append(p.free, b)
+	p.mu.Unlock()
 }
 
 func (b *batch) reset() {
@@ -148,26 +175,26 @@ func (e *spansExporter) claimSpans(b *batch, td ptrace.Traces) int {
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				b.keys = append(b.keys, dedupKeyOf(spans.At(k)))
+				b.keys = append(b.keys, dedup.KeyOf(spans.At(k)))
 			}
 		}
 	}
-	b.claims = append(b.claims, make([]claim, len(b.keys))...)
-	b.push = e.dedup.newPush()
-	e.dedup.claim(b.push, b.keys, b.claims)
+	b.claims = append(b.claims, make([]dedup.Claim, len(b.keys))...)
+	b.push = e.dedup.NewPush()
+	e.dedup.Claim(b.push, b.keys, b.claims)
 	dups := 0
 	for _, c := range b.claims {
 		switch c {
-		case claimWritten:
+		case dedup.ClaimWritten:
 			dups++
-		case claimInFlight:
+		case dedup.ClaimInFlight:
 			b.inFlight++
 		}
 	}
 	return dups
 }
 
-// encode fills b with the lines of every span this push writes (claimNew),
+// encode fills b with the lines of every span this push writes (dedup.ClaimNew),
 // grouped per file.
 func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
@@ -179,19 +206,19 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 		rs := rss.At(i)
 		resAttrs := rs.Resource().Attributes()
 		names := e.keys.namesOf(resAttrs)
-		e.splitResource(b, resAttrs, names.display)
+		e.splitResource(b, resAttrs, names.Display)
 		if e.otlp {
-			b.res = appendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
+			b.res = spanjson.AppendOTLPResourceOpen(b.res[:0], rs.Resource(), names)
 		} else {
-			b.res = appendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
+			b.res = spanjson.AppendConsoleResource(b.res[:0], rs.Resource(), rs.SchemaUrl(), names)
 		}
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			if e.otlp {
-				b.scope = appendOTLPScopeOpen(b.scope[:0], ss.Scope())
+				b.scope = spanjson.AppendOTLPScopeOpen(b.scope[:0], ss.Scope())
 			} else {
-				b.scope = appendConsoleScope(b.scope[:0], ss.Scope())
+				b.scope = spanjson.AppendConsoleScope(b.scope[:0], ss.Scope())
 			}
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
@@ -200,7 +227,7 @@ func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 				if len(b.claims) > 0 {
 					ref.claim = b.claims[idx]
 				}
-				if ref.claim != claimNew {
+				if ref.claim != dedup.ClaimNew {
 					b.refs = append(b.refs, ref)
 					continue
 				}
@@ -225,14 +252,14 @@ type unkeyedSpans struct {
 	mark  string
 }
 
-// encodeSpan records the ref of a span this push writes (claimNew), the
+// encodeSpan records the ref of a span this push writes (dedup.ClaimNew), the
 // idx-th of the batch, encodes its line into the arena and routes it to its
 // files. The loop of encode records the other spans' refs itself: a call
 // per span this push skips costs a duplicate-heavy push.
 func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span, resAttrs pcommon.Map, idx int32, ref spanRef, unkeyed *unkeyedSpans) {
 	var done []string
-	if e.retrying.Load() > 0 {
-		done, ref.retried = e.retried(spanKey(span.TraceID(), span.SpanID()))
+	if e.retry.active() {
+		done, ref.retried = e.retry.files(spanKey(span.TraceID(), span.SpanID()))
 	}
 	b.refs = append(b.refs, ref)
 	b.lineStart = len(b.arena)
@@ -240,9 +267,9 @@ func (e *spansExporter) encodeSpan(b *batch, td ptrace.Traces, span ptrace.Span,
 		// With its separator: a span that is not first in its
 		// group is written as ",{...}".
 		b.arena = append(b.arena, ',')
-		b.arena = appendOTLPSpan(b.arena, span, &b.clock)
+		b.arena = spanjson.AppendOTLPSpan(b.arena, span, &b.clock)
 	} else {
-		b.arena = appendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
+		b.arena = spanjson.AppendConsoleSpan(b.arena, span, b.res, b.scope, &b.clock)
 	}
 	b.lineEnd = len(b.arena)
 	e.routeSpan(b, td, span, resAttrs, idx, ref.retried, done, unkeyed)
@@ -324,14 +351,7 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
-		e.namesMu.Lock()
-		res, cached := e.names.Get(key)
-		if !cached {
-			res.name, res.reason = e.tmpl.render(run, rollout)
-			e.names.Put(key, res)
-		}
-		e.namesMu.Unlock()
-		name, reason := res.name, res.reason
+		name, reason := e.names.render(key)
 		if reason == "" {
 			tgt.fb = b.file(name, fileKindRollout)
 		} else {
@@ -380,7 +400,7 @@ func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces
 		b.arena = append(b.arena, b.scope...)
 	case fb.ss != ref.ss:
 		rs := td.ResourceSpans().At(int(fb.rs))
-		b.arena = appendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+		b.arena = spanjson.AppendOTLPScopeClose(b.arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
 		b.arena = append(b.arena, ',')
 		b.arena = append(b.arena, b.scope...)
 	default:
@@ -395,8 +415,8 @@ func (e *spansExporter) add(b *batch, fb *fileBatch, idx int32, td ptrace.Traces
 // closeOTLPGroups appends the end of fb's open scope and resource groups.
 func closeOTLPGroups(arena []byte, fb *fileBatch, td ptrace.Traces) []byte {
 	rs := td.ResourceSpans().At(int(fb.rs))
-	arena = appendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
-	return appendOTLPResourceClose(arena, rs.SchemaUrl())
+	arena = spanjson.AppendOTLPScopeClose(arena, rs.ScopeSpans().At(int(fb.ss)).SchemaUrl())
+	return spanjson.AppendOTLPResourceClose(arena, rs.SchemaUrl())
 }
 
 func (e *spansExporter) finishOTLP(b *batch, fb *fileBatch, td ptrace.Traces) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -188,7 +189,7 @@ func BenchmarkEncode(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			var arena, res, scope []byte
-			var clock timeCache
+			var clock spanjson.TimeCache
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				arena = arena[:0]
@@ -196,18 +197,18 @@ func BenchmarkEncode(b *testing.B) {
 				for j := 0; j < rss.Len(); j++ {
 					rs := rss.At(j)
 					if !otlp {
-						res = appendConsoleResource(res[:0], rs.Resource(), rs.SchemaUrl(), serviceNames{})
+						res = spanjson.AppendConsoleResource(res[:0], rs.Resource(), rs.SchemaUrl(), spanjson.ServiceNames{})
 					}
 					for k := 0; k < rs.ScopeSpans().Len(); k++ {
 						ss := rs.ScopeSpans().At(k)
 						if !otlp {
-							scope = appendConsoleScope(scope[:0], ss.Scope())
+							scope = spanjson.AppendConsoleScope(scope[:0], ss.Scope())
 						}
 						for l := 0; l < ss.Spans().Len(); l++ {
 							if otlp {
-								arena = appendOTLPSpan(arena, ss.Spans().At(l), &clock)
+								arena = spanjson.AppendOTLPSpan(arena, ss.Spans().At(l), &clock)
 							} else {
-								arena = appendConsoleSpan(arena, ss.Spans().At(l), res, scope, &clock)
+								arena = spanjson.AppendConsoleSpan(arena, ss.Spans().At(l), res, scope, &clock)
 							}
 						}
 					}

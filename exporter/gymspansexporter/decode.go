@@ -14,12 +14,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -41,27 +42,6 @@ type consoleLine struct {
 	End          uint64 `json:"end_time_unix_nano"`
 }
 
-// spanKindOf reads a console kind back (consoleKinds, console.go).
-func spanKindOf(name string) ptrace.SpanKind {
-	q := strconv.Quote(name)
-	for k, v := range consoleKinds {
-		if v == q && ptrace.SpanKind(k) != ptrace.SpanKindUnspecified {
-			return ptrace.SpanKind(k)
-		}
-	}
-	return ptrace.SpanKindInternal
-}
-
-// statusCodeOf reads a console status code back (statusCodes, console.go).
-func statusCodeOf(name string) ptrace.StatusCode {
-	for c, v := range statusCodes {
-		if v == name {
-			return ptrace.StatusCode(c)
-		}
-	}
-	return ptrace.StatusCodeUnset
-}
-
 // decodeLine reads one line of a span file of the format.
 func decodeLine(otlp bool, line []byte) (ptrace.Traces, error) {
 	if otlp {
@@ -79,8 +59,8 @@ func decodeLine(otlp bool, line []byte) (ptrace.Traces, error) {
 	}
 	span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	span.SetName(l.Name)
-	span.SetKind(spanKindOf(l.Kind))
-	span.Status().SetCode(statusCodeOf(l.Status.Code))
+	span.SetKind(spanjson.SpanKindOf(l.Kind))
+	span.Status().SetCode(spanjson.StatusCodeOf(l.Status.Code))
 	var tid pcommon.TraceID
 	var sid, pid pcommon.SpanID
 	if err := decodeHexID(tid[:], l.TraceID); err != nil {
@@ -157,7 +137,7 @@ func putValue(dst pcommon.Value, v any) {
 }
 
 // lineKeys are the dedup keys of the spans of one line of a span file.
-func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
+func lineKeys(otlp bool, line []byte, out []dedup.Key) []dedup.Key {
 	if otlp {
 		td, err := decodeLine(true, line)
 		if err != nil {
@@ -168,7 +148,7 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 			for j := 0; j < rss.At(i).ScopeSpans().Len(); j++ {
 				spans := rss.At(i).ScopeSpans().At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
-					out = append(out, dedupKeyOf(spans.At(k)))
+					out = append(out, dedup.KeyOf(spans.At(k)))
 				}
 			}
 		}
@@ -195,7 +175,7 @@ func lineKeys(otlp bool, line []byte, out []dedupKey) []dedupKey {
 			}
 		}
 	}
-	return append(out, makeDedupKey(tid, sid))
+	return append(out, dedup.MakeKey(tid, sid))
 }
 
 // rootKey identifies a rollouts.jsonl line: its trace and root span.

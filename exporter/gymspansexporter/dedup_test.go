@@ -6,7 +6,6 @@ package gymspansexporter
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,59 +126,4 @@ func TestDedupWindowBound(t *testing.T) {
 		}
 	}
 	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "noid-1.spans.jsonl")), 2)
-}
-
-// TestDedupKeyIsTheOriginalTrace: the key reads nemo.gym.original_trace_id
-// when it is 32 hex digits, else the span's trace id.
-func TestDedupKeyIsTheOriginalTrace(t *testing.T) {
-	s := ptrace.NewSpan()
-	s.SetTraceID(pcommon.TraceID{1})
-	s.SetSpanID(pcommon.SpanID{2})
-	own := dedupKeyOf(s)
-	s.Attributes().PutStr(gymconv.OriginalTraceAttribute, "not hex")
-	assert.Equal(t, own, dedupKeyOf(s))
-	moved := ptrace.NewSpan()
-	moved.SetTraceID(pcommon.TraceID{7})
-	moved.SetSpanID(pcommon.SpanID{2})
-	moved.Attributes().PutStr(gymconv.OriginalTraceAttribute, pcommon.TraceID{1}.String())
-	assert.Equal(t, own, dedupKeyOf(moved))
-	other := ptrace.NewSpan()
-	other.SetTraceID(pcommon.TraceID{1})
-	other.SetSpanID(pcommon.SpanID{3})
-	assert.NotEqual(t, own, dedupKeyOf(other))
-}
-
-// TestDedupWindowConcurrentClaims: pushes claiming overlapping keys at once
-// each get every key exactly once as new across all of them.
-func TestDedupWindowConcurrentClaims(t *testing.T) {
-	w := newDedupWindow(1 << 12)
-	keys := make([]dedupKey, 200)
-	for i := range keys {
-		keys[i] = makeDedupKey(pcommon.TraceID{1}, pcommon.SpanID{byte(i), 1})
-	}
-	var mu sync.Mutex
-	news := map[dedupKey]int{}
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			push := w.newPush()
-			claims := make([]claim, len(keys))
-			w.claim(push, keys, claims)
-			w.settle(push, keys, claims, func(int) bool { return true })
-			mu.Lock()
-			defer mu.Unlock()
-			for i, c := range claims {
-				if c == claimNew {
-					news[keys[i]]++
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Len(t, news, len(keys))
-	for _, n := range news {
-		assert.Equal(t, 1, n)
-	}
 }

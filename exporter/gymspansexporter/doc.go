@@ -6,30 +6,49 @@
 // combined spans.jsonl, one line per rollout root in rollouts.jsonl, and the
 // service map.
 //
+// Start picks one writer for the configuration (writers.go: journalWriter,
+// restWriter with combined_spans rest, throughWriter with combined_file "");
+// pushTraces hands every batch to it and never asks which. In one line:
+//
+//	pushTraces → writer.admit → claim (internal/dedup) → encode (batch.go) →
+//	groupCommit (commit.go) → writer.writeGroup → finishBatch (retry.go)
+//
 // With the combined file on (the default), the combined file is the journal
 // (design §5.1):
 //
-//	pushTraces → drop spans already written (dedup.go) → encode each span once
-//	(console.go | otlpjson.go) and group its line per file (batch.go, rollouts.go)
-//	→ groupCommit: one extent record in the exporter's index (journal.go), then one
-//	append to spans.jsonl for concurrent pushes (commit.go; append.go: lock, tail,
-//	rotate, write; handles.go, rotate.go, writev.go, lockhold.go, shared.go) →
+//	pushTraces → drop spans already written (internal/dedup) → encode each span once
+//	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
+//	→ groupCommit → journalWriter: one extent record in the exporter's index
+//	(journal.go), then one append to spans.jsonl for concurrent pushes
+//	(commit.go; append.go: lock, tail, rotate, write; handles.go, rotate.go,
+//	writev.go, lockhold.go, shared.go) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
-//	(pending.go) → the flusher appends every file in one sweep per
+//	(internal/pending) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (fsync.go) and
 //	records how far the files are done (flusher.go) → at the next start, what a
-//	killed exporter had not written is completed from the combined file
-//	(recover.go, decode.go)
+//	killed exporter had not written is completed from the combined file by a
+//	recoverer built from the values it needs, not the exporter's state
+//	(recover.go, recover_spans.go, decode.go)
 //
-// With combined_file "" every file is written through before pushTraces
-// returns, and the spans of files that failed are handed back to the caller
-// (retry.go). The other files: config.go and factory.go (the component),
-// exporter.go (the glue: state, Start, Shutdown, pushTraces), attributes.go
-// (the attribute keys a span's rollout, run and service are read from),
-// service.go (the service a line shows), layout.go (file names from
-// path_template), servicemap.go (the service map's observer), timesplit.go
-// (time_split_ms in rollouts.jsonl, design §4.8: each span's facts while
-// encoding, each root's split in encodeRoots), json.go and
-// times.go (what both encoders share), metrics.go (the exporter's own
-// metrics).
+// With combined_file "" (throughWriter) every file is written through
+// before pushTraces returns, and the spans of files that failed are handed
+// back to the caller; the retry table remembers which files hold them
+// (retry.go). With combined_spans rest, restWriter (write_rest.go).
+//
+// Packages: internal/spanjson, the line encoders (console and OTLP/JSON
+// lines, the text of times, how a resource's service is shown), with their
+// own tests; internal/dedup, the deduplication window (span keys, claims of
+// the pushes in flight) with its own tests; internal/pending, the rollout
+// files' and rollouts.jsonl's lines between the combined file and their
+// own files, with its own tests; internal/metadata, the generated
+// telemetry.
+//
+// The other files: config.go and factory.go (the component), exporter.go
+// (the glue: state, Start, Shutdown, pushTraces), attributes.go (the
+// attribute keys a span's rollout, run and service are read from),
+// service.go (which service a line shows), layout.go (file names from
+// path_template, and their cache), servicemap.go (the service map's
+// observer), timesplit.go (time_split_ms in rollouts.jsonl, design §4.8:
+// each span's facts while encoding, each root's split in encodeRoots),
+// metrics.go (the exporter's own metrics).
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"

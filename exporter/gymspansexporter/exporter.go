@@ -16,18 +16,19 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // spansExporter is the exporter's glue: its state, Start, Shutdown and
 // pushTraces (the data flow is drawn in doc.go).
 //
-// Concurrent pushes claim their spans (dedup.go) and encode in parallel;
+// Concurrent pushes claim their spans (internal/dedup) and encode in parallel;
 // the group writer (commit.go) then writes the batches that queued
 // together, one append per file. With the combined file (journal mode) the
 // writer appends only the combined file, records the append in the journal
@@ -57,32 +58,25 @@ type spansExporter struct {
 	inflight sync.WaitGroup // pushes past encoding; shutdown waits for them
 	active   atomic.Int32   // pushes in pushTraces; the last out calls store.idle
 
-	dedup *dedupWindow // nil with dedup_window_spans 0
+	dedup *dedup.Window // nil with dedup_window_spans 0
 
 	// Journal mode (set at start when combined_file is on).
 	journal *journalIndex
-	pending *pendingStore
-	extent  []byte    // the writer's scratch for extent records
-	blob    spansBlob // the writer's scratch for span data (combined_spans rest)
+	pending *pending.Store
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
 	errs *bounded.Table[[2]string, int]
 	// split writes time_split_ms (nil when off).
 	split *rolloutSplits
 
-	namesMu sync.Mutex
-	names   *bounded.Table[[2]string, nameResult] // (run, rollout) → rendered file name
+	names *nameCache  // (run, rollout) → rendered file name
+	retry *retryTable // write-through: span → files already holding its line
+	free  batchPool   // batches to reuse
 
-	retryMu  sync.Mutex
-	retry    *bounded.Table[[24]byte, []string] // span → files already holding its line
-	retrying atomic.Int64                       // entries in retry
-
-	freeMu sync.Mutex
-	free   []*batch // batches to reuse
-
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the started state: store, flusher, writer
 	store   *fileStore
 	flusher *flusher
+	writer  groupWriter // picked at start for the configuration
 }
 
 const (
@@ -90,9 +84,6 @@ const (
 	maxTrackedRollouts = 1 << 17
 	maxCachedNames     = 1 << 14
 )
-
-// nameResult is a rendered per-rollout file name, or why there is none.
-type nameResult struct{ name, reason string }
 
 func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error) {
 	if err := cfg.Validate(); err != nil {
@@ -119,10 +110,10 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		write:    writeSeam(),
 		filePerm: filePerm,
 		dirPerm:  dirPerm,
-		dedup:    newDedupWindow(cfg.DedupWindowSpans),
-		retry:    bounded.New[[24]byte, []string](maxRetrySpans),
+		dedup:    dedup.NewWindow(cfg.DedupWindowSpans),
+		retry:    newRetryTable(),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
-		names:    bounded.New[[2]string, nameResult](maxCachedNames),
+		names:    newNameCache(tmpl),
 		split:    newRolloutSplits(cfg),
 	}, nil
 }
@@ -185,8 +176,9 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 		}
 	}
 	f := newFlusher(e, store)
+	w := e.newGroupWriter(store, f)
 	e.mu.Lock()
-	e.store, e.flusher = store, f
+	e.store, e.flusher, e.writer = store, f, w
 	e.mu.Unlock()
 	go f.run()
 	return nil
@@ -207,11 +199,8 @@ func (e *spansExporter) startJournal(store *fileStore) error {
 	}
 	e.journal = j
 	e.metrics.openFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
-	e.pending = newPendingStore(e.metrics, e.cfg.MaxPendingBytes)
-	if err := e.recoverDead(store); err != nil {
-		return err
-	}
-	return nil
+	e.pending = pending.NewStore(e.metrics.pendingChanged, e.cfg.MaxPendingBytes)
+	return e.newRecoverer(j).recoverDead(store)
 }
 
 // writerID names this exporter's journal in service_map.json.
@@ -235,7 +224,7 @@ func (e *spansExporter) shutdown(context.Context) error {
 	<-f.stopped
 	// The last flush: every pending line to its file, fsync, the service map.
 	err := f.tick()
-	if e.pending != nil && e.pending.size() > 0 {
+	if e.pending != nil && e.pending.Size() > 0 {
 		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
 	}
 	errs := []error{err}
@@ -256,27 +245,9 @@ func (e *spansExporter) shutdown(context.Context) error {
 	return nil
 }
 
-func (e *spansExporter) getBatch() *batch {
-	e.freeMu.Lock()
-	defer e.freeMu.Unlock()
-	if n := len(e.free); n > 0 {
-		b := e.free[n-1]
-		e.free = e.free[:n-1]
-		return b
-	}
-	return &batch{wake: make(chan bool, 1)}
-}
-
-func (e *spansExporter) putBatch(b *batch) {
-	b.reset()
-	e.freeMu.Lock()
-	e.free = append(e.free, b)
-	e.freeMu.Unlock()
-}
-
 func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
-	store, f := e.store, e.flusher
+	store, w := e.store, e.writer
 	if store == nil {
 		e.mu.Unlock()
 		return errors.New("gymspans exporter: not started")
@@ -290,160 +261,19 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 			store.idle()
 		}
 	}()
-	if e.pending != nil {
-		// Rollout lines wait in memory for their files; at the bound, pushes
-		// wait for the flusher.
-		if err := e.pending.waitBelow(ctx, e.cfg.MaxPendingBytes, f.poke); err != nil {
-			return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", e.pending.size(), err)
-		}
+	if err := w.admit(ctx); err != nil {
+		return err
 	}
-	b := e.getBatch()
-	defer e.putBatch(b)
+	b := e.free.get()
+	defer e.free.put(b)
 	b.td = td
 	e.metrics.duplicate(e.claimSpans(b, td))
 	e.encode(b, td)
 	if len(b.files) == 0 && len(b.roots) == 0 {
-		return e.finishBatch(b, td) // nothing to write (every span written before, or in flight)
+		return e.finishBatch(w, b, td) // nothing to write (every span written before, or in flight)
 	}
-	switch {
-	case e.journal != nil && e.cfg.restOnly():
-		e.commits.commit(b, func(group []*batch) { e.writeRest(store, f, group) })
-	case e.journal != nil:
-		e.commits.commit(b, func(group []*batch) { e.writeJournal(store, f, group) })
-	default:
-		e.commits.commit(b, func(group []*batch) { e.writeThrough(store, group) })
-	}
-	return e.finishBatch(b, td)
-}
-
-// writeThrough is the group writer with combined_file "": every file of the
-// group is appended before the pushes return.
-func (e *spansExporter) writeThrough(store *fileStore, group []*batch) {
-	for _, b := range group {
-		e.encodeRoots(b)
-	}
-	e.commits.write(group, func(*fileBatch) bool { return true }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return store.appendLines(name, iovs, size, appendOpts{kind: e.kindOf(name), rot: rot, hold: true})
-	}, e.rotationOf)
-}
-
-// writeJournal is the group writer with the combined file holding every
-// span: the group's lines go to the combined file, recorded in the journal
-// index under its lock; once they are there, the rollout lines and the
-// roots' rollouts.jsonl lines go to the pending store and the spans to the
-// service map.
-func (e *spansExporter) writeJournal(store *fileStore, f *flusher, group []*batch) {
-	roots, keys := e.groupRoots(group)
-	lines := 0
-	for _, b := range group {
-		lines += len(b.lines)
-	}
-	var seq uint64
-	before := func(ino uint64, off int64) error {
-		p := appendExtentHeader(e.extent, ino, off, lines)
-		for _, b := range group {
-			for _, l := range b.lines {
-				p = appendLineRef(p, l)
-			}
-		}
-		p = e.appendGroupTail(p, group, keys, roots)
-		e.extent = p
-		s, err := e.journal.addExtent(p, keys)
-		seq = s
-		return err
-	}
-	e.commits.write(group, func(fb *fileBatch) bool { return fb.kind == fileKindCombined }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true, before: before})
-	}, e.rotationOf)
-	e.queuePending(f, group, seq)
-}
-
-// groupRoots encodes the group's rollouts.jsonl lines and returns them, with
-// the number of dedup keys of the spans the group writes.
-func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
-	for _, b := range group {
-		e.encodeRoots(b)
-		for _, r := range b.roots {
-			if r.line.end > r.line.start {
-				roots = append(roots, b.arena[r.line.start:r.line.end])
-			}
-		}
-		for _, c := range b.claims {
-			if c == claimNew {
-				keys++
-			}
-		}
-	}
-	return roots, keys
-}
-
-// appendGroupTail appends what every journal record of a group ends with:
-// the dedup keys of the spans it writes, then its rollouts.jsonl lines.
-func (e *spansExporter) appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte {
-	p = appendCount(p, keys)
-	for _, b := range group {
-		for i, c := range b.claims {
-			if c == claimNew {
-				p = append(p, b.keys[i][:]...)
-			}
-		}
-	}
-	p = appendCount(p, len(roots))
-	for _, r := range roots {
-		p = appendBytes(p, r)
-	}
-	return p
-}
-
-// queuePending hands the rollout lines and rollouts.jsonl lines of the
-// group's batches that were written (journal record seq) to the pending
-// store, and their spans to the service map.
-func (e *spansExporter) queuePending(f *flusher, group []*batch, seq uint64) {
-	var ok []*batch
-	for _, b := range group {
-		if b.journalErr == nil && (b.combined == nil || b.combined.err == nil) {
-			ok = append(ok, b)
-		}
-	}
-	if len(ok) == 0 || seq == 0 {
-		return
-	}
-	due := e.pending.addGroup(seq, e.cfg.MaxPendingBytes, func(a *adder) {
-		for _, b := range ok {
-			for _, fb := range b.files {
-				if fb.kind == fileKindRollout && fb.size > 0 {
-					a.add(fb.name, b.arena, fb.segs, fb.lines, len(fb.spans))
-				}
-			}
-			for _, r := range b.roots {
-				a.root(r.file, b.arena[r.line.start:r.line.end])
-			}
-		}
-	})
-	if e.sm != nil {
-		e.sm.observeAt(e.journal.id, seq+1, writtenSpans(ok))
-	}
-	if due {
-		f.poke()
-	}
-}
-
-// writtenSpans yields the spans the batches wrote (claimNew), with their
-// resources.
-func writtenSpans(group []*batch) func(yield func(pcommon.Resource, ptrace.Span) bool) {
-	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
-		for _, b := range group {
-			for _, ref := range b.refs {
-				if ref.claim != claimNew {
-					continue
-				}
-				rs := b.td.ResourceSpans().At(int(ref.rs))
-				if !yield(rs.Resource(), rs.ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))) {
-					return
-				}
-			}
-		}
-	}
+	e.commits.commit(b, w.writeGroup)
+	return e.finishBatch(w, b, td)
 }
 
 // kindOf is the file kind of a name the writer appends to.
@@ -473,7 +303,7 @@ func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
 		return
 	}
 	for idx, ref := range b.refs {
-		if ref.claim != claimNew || (len(b.failed) > 0 && b.failed[idx]) {
+		if ref.claim != dedup.ClaimNew || (len(b.failed) > 0 && b.failed[idx]) {
 			continue
 		}
 		rs := td.ResourceSpans().At(int(ref.rs))

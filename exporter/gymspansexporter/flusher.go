@@ -9,13 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.uber.org/zap"
 )
 
 // The flusher: one goroutine that writes what the pushes leave behind them.
 //
 //	every flush_interval (issue #29: one wake-up per interval, not one per
-//	  file): every pending file (pending.go), one append each → their
+//	  file): every pending file (internal/pending), one append each → their
 //	  rollouts.jsonl lines → close the finished rollouts' files → fsync the
 //	  journal index, then every file written (files.go) → done record →
 //	  service map (with its journal position) → index segments
@@ -68,7 +69,7 @@ func (f *flusher) run() {
 }
 
 // allFiles: a flush writes every pending file.
-func allFiles(*pendingFile) bool { return true }
+func allFiles(*pending.File) bool { return true }
 
 // tick is the flush_interval's work (and shutdown's last flush).
 func (f *flusher) tick() error {
@@ -89,7 +90,7 @@ func (f *flusher) tick() error {
 	}
 	done := uint64(0)
 	if e.pending != nil {
-		done = e.pending.done()
+		done = e.pending.Done()
 	}
 	if err := f.store.flush(); err != nil { // counted and logged by the store
 		errs = append(errs, err)
@@ -121,44 +122,44 @@ func (f *flusher) tick() error {
 // writePending appends the lines of the files due says to them, one
 // append each; the rollouts.jsonl lines follow, once their rollout's file
 // holds its lines.
-func (f *flusher) writePending(due func(*pendingFile) bool) {
+func (f *flusher) writePending(due func(*pending.File) bool) {
 	e, p := f.e, f.e.pending
-	files := p.take(due)
+	files := p.Take(due)
 	if len(files) == 0 {
 		return
 	}
 	var roots [][]byte
-	var rootFiles []*pendingFile
-	var written []*pendingFile
+	var rootFiles []*pending.File
+	var written []*pending.File
 	rootSize, rootLines, lines, bytes := 0, 0, 0, 0
 	for _, pf := range files {
-		if pf.bytes > 0 {
-			err := f.store.appendLines(pf.name, pf.parts, pf.bytes, appendOpts{kind: fileKindRollout})
+		if pf.Bytes > 0 {
+			err := f.store.appendLines(pf.Name, pf.Parts, pf.Bytes, appendOpts{kind: fileKindRollout})
 			switch {
 			case err == nil:
-				lines += pf.lines
-				bytes += pf.bytes
+				lines += pf.Lines
+				bytes += pf.Bytes
 			case errors.Is(err, errUnsafeFile):
 				// A symlink or other planted file under a rollout's name: never
 				// written through; its spans are in the combined file.
-				e.metrics.reject(rejectUnsafeFile, pf.spans)
+				e.metrics.reject(rejectUnsafeFile, pf.Spans)
 				e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(err))
 				if e.cfg.restOnly() && !f.toCombined(pf) { // as the group writer: it alone appends the combined file
-					p.putBack(pf) // retried by the next flush
+					p.PutBack(pf) // retried by the next flush
 					continue
 				}
 			default:
 				e.metrics.writeFailed(fileKindRollout)
-				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.name), zap.Error(err))
-				p.putBack(pf) // retried by the next flush
+				e.logs.warn("rollout_write", "appending to a rollout file failed; its lines stay pending for the next flush", zap.String("file", pf.Name), zap.Error(err))
+				p.PutBack(pf) // retried by the next flush
 				continue
 			}
 		}
-		if len(pf.roots) > 0 {
-			roots = append(roots, pf.roots)
+		if len(pf.Roots) > 0 {
+			roots = append(roots, pf.Roots)
 			rootFiles = append(rootFiles, pf)
-			rootSize += len(pf.roots)
-			rootLines += pf.rootLines
+			rootSize += len(pf.Roots)
+			rootLines += pf.RootLines
 			continue
 		}
 		written = append(written, pf)
@@ -167,18 +168,17 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 		e.metrics.written(fileKindRollout, lines, bytes)
 	}
 	if len(roots) > 0 {
-		sort.Slice(rootFiles, func(i, j int) bool { return rootFiles[i].rootOrder < rootFiles[j].rootOrder })
+		sort.Slice(rootFiles, func(i, j int) bool { return rootFiles[i].RootOrder < rootFiles[j].RootOrder })
 		for i, pf := range rootFiles {
-			roots[i] = pf.roots
+			roots[i] = pf.Roots
 		}
 		err := f.store.appendLines(e.cfg.RolloutsFile, roots, rootSize, appendOpts{kind: fileKindRollouts})
 		if err != nil {
 			e.metrics.writeFailed(fileKindRollouts)
 			e.logs.warn("rollouts_write", "appending to the rollouts file failed; its lines stay pending for the next flush", zap.Error(err))
 			for _, pf := range rootFiles {
-				p.writtenParts(pf) // in its file already
-				pf.lines, pf.spans = 0, 0
-				p.putBack(pf)
+				p.WrittenParts(pf) // in its file already
+				p.PutBack(pf)
 			}
 		} else {
 			e.metrics.written(fileKindRollouts, rootLines, rootSize)
@@ -186,21 +186,21 @@ func (f *flusher) writePending(due func(*pendingFile) bool) {
 		}
 	}
 	for _, pf := range written {
-		if pf.finished && pf.name != "" && !p.isPending(pf.name) {
-			f.store.retire(pf.name)
+		if pf.Finished && pf.Name != "" && !p.IsPending(pf.Name) {
+			f.store.retire(pf.Name)
 		}
 	}
-	p.written(written)
+	p.Written(written)
 }
 
 // toCombined appends a pending rollout file's lines to the combined file
 // instead (combined_spans rest: its rollout file may not be written, and
 // the combined file did not take them) and reports whether it did.
-func (f *flusher) toCombined(pf *pendingFile) bool {
+func (f *flusher) toCombined(pf *pending.File) bool {
 	e := f.e
 	var err error
 	if !e.commits.whenIdle(func() {
-		err = f.store.appendLines(e.cfg.CombinedFile, pf.parts, pf.bytes, appendOpts{kind: fileKindCombined, rot: e.rot})
+		err = f.store.appendLines(e.cfg.CombinedFile, pf.Parts, pf.Bytes, appendOpts{kind: fileKindCombined, rot: e.rot})
 	}) {
 		return false // a push is writing: the next flush tries again
 	}
@@ -209,6 +209,6 @@ func (f *flusher) toCombined(pf *pendingFile) bool {
 		e.logs.warn("combined_write", "appending a rollout's lines to the combined file failed; they stay pending for the next flush", zap.Error(err))
 		return false
 	}
-	e.metrics.written(fileKindCombined, pf.lines, pf.bytes)
+	e.metrics.written(fileKindCombined, pf.Lines, pf.Bytes)
 	return true
 }

@@ -56,6 +56,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
@@ -342,7 +343,7 @@ func (j *journalIndex) markDone(seq uint64) error {
 }
 
 // addKeys records keys another exporter wrote (completed at start).
-func (j *journalIndex) addKeys(keys []dedupKey) error {
+func (j *journalIndex) addKeys(keys []dedup.Key) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	const chunk = 1 << 16

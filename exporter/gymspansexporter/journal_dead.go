@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
@@ -32,7 +33,7 @@ type deadIndex struct {
 	// What its records say (readDeadIndex).
 	extents     []extent
 	done        uint64
-	keys        []dedupKey // of its K records (an extent's are its lines')
+	keys        []dedup.Key // of its K records (an extent's are its lines')
 	fingerprint string
 	torn        bool // a record was cut short or corrupt: the index ends there
 }
@@ -43,7 +44,7 @@ type extent struct {
 	ino   uint64
 	off   int64
 	lines []lineRef
-	keys  []dedupKey // the keys of the lines' spans, in line order
+	keys  []dedup.Key // the keys of the lines' spans, in line order
 	roots [][]byte
 	// A P record's (combined_spans rest): its spans are the blob of
 	// blobLen bytes at off in data file dataN, not lines of the combined file.
@@ -265,11 +266,11 @@ func (r *reader) bytes() []byte { return r.take(int(r.u32())) }
 
 func (r *reader) str() string { return string(r.bytes()) }
 
-func (r *reader) keys(out []dedupKey) []dedupKey {
+func (r *reader) keys(out []dedup.Key) []dedup.Key {
 	n := int(r.u32())
-	b := r.take(n * len(dedupKey{}))
-	for i := 0; i < len(b); i += len(dedupKey{}) {
-		out = append(out, dedupKey(b[i:i+len(dedupKey{})]))
+	b := r.take(n * len(dedup.Key{}))
+	for i := 0; i < len(b); i += len(dedup.Key{}) {
+		out = append(out, dedup.Key(b[i:i+len(dedup.Key{})]))
 	}
 	return out
 }

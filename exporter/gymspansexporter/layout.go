@@ -5,7 +5,9 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"strings"
+	"sync"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -77,4 +79,31 @@ func (pt *pathTemplate) render(run, rollout string) (string, string) {
 		return "", rejectRolloutID
 	}
 	return name, ""
+}
+
+// nameCache remembers the rendered file name of the (run, rollout)s seen
+// last (maxCachedNames), or why they have none; it owns its lock.
+type nameCache struct {
+	tmpl  *pathTemplate
+	mu    sync.Mutex
+	names *bounded.Table[[2]string, nameResult]
+}
+
+// nameResult is a rendered per-rollout file name, or why there is none.
+type nameResult struct{ name, reason string }
+
+func newNameCache(tmpl *pathTemplate) *nameCache {
+	return &nameCache{tmpl: tmpl, names: bounded.New[[2]string, nameResult](maxCachedNames)}
+}
+
+// render is tmpl.render of (run, rollout), cached.
+func (c *nameCache) render(key [2]string) (name, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, cached := c.names.Get(key)
+	if !cached {
+		res.name, res.reason = c.tmpl.render(key[0], key[1])
+		c.names.Put(key, res)
+	}
+	return res.name, res.reason
 }

@@ -35,21 +35,55 @@ import (
 	"hash/crc32"
 	"os"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
+// recoverer completes, at start, the files of the exporters that died
+// before they wrote them. It works over the values it is given, not the
+// exporter's state: our journal index (its dir, id and fingerprint; it
+// takes the dead ones' dedup keys), the file store, and how a span finds
+// its file.
+type recoverer struct {
+	logger  *zap.Logger
+	logs    *logLimiter
+	metrics *exporterMetrics
+	journal *journalIndex
+	sm      *serviceMapObserver // nil when off
+	dedup   *dedup.Window       // nil with dedup_window_spans 0
+	keys    attrKeys
+	tmpl    *pathTemplate
+	otlp    bool
+	// encode encodes recovered spans as the OTLP/JSON line of a file.
+	encode func(td ptrace.Traces, name string) []byte
+	// combined, rollouts and windowSpans are the config's combined_file,
+	// rollouts_file and dedup_window_spans.
+	combined, rollouts string
+	windowSpans        int
+}
+
+// newRecoverer is the recoverer of e's configuration, completing into
+// journal's dir.
+func (e *spansExporter) newRecoverer(journal *journalIndex) *recoverer {
+	return &recoverer{
+		logger: e.logger, logs: e.logs, metrics: e.metrics, journal: journal, sm: e.sm, dedup: e.dedup,
+		keys: e.keys, tmpl: e.tmpl, otlp: e.otlp, encode: e.encodeRecovered,
+		combined: e.cfg.CombinedFile, rollouts: e.cfg.RolloutsFile, windowSpans: e.cfg.DedupWindowSpans,
+	}
+}
+
 // recoverDead completes the files of every dead exporter's journal.
-func (e *spansExporter) recoverDead(store *fileStore) error {
-	dead, err := findDeadIndexes(e.journal.dirFD, e.journal.id)
+func (rec *recoverer) recoverDead(store *fileStore) error {
+	dead, err := findDeadIndexes(rec.journal.dirFD, rec.journal.id)
 	if err != nil {
 		return fmt.Errorf("journal index: %w", err)
 	}
 	for _, d := range dead {
-		if err := e.recoverIndex(store, d); err != nil {
-			e.logger.Error("gymspans exporter: the files of an exporter that stopped without writing them could not be completed; the next start tries again",
+		if err := rec.recoverIndex(store, d); err != nil {
+			rec.logger.Error("gymspans exporter: the files of an exporter that stopped without writing them could not be completed; the next start tries again",
 				zap.String("journal_index", d.id), zap.Error(err))
 			_ = unix.Close(d.lockFD)
 		}
@@ -63,10 +97,10 @@ type recovered struct {
 	order   []string
 	roots   [][]byte
 	sm      []recoveredSpan
-	keys    []dedupKey
-	seen    map[dedupKey]bool // spans already taken (an extent may repeat another's lines)
-	lines   int               // verified
-	missing int               // lines of extents whose journal file is gone
+	keys    []dedup.Key
+	seen    map[dedup.Key]bool // spans already taken (an extent may repeat another's lines)
+	lines   int                // verified
+	missing int                // lines of extents whose journal file is gone
 	lastSeq uint64
 	// data reads a P extent's blob from the dead index's data files
 	// (recover_spans.go).
@@ -75,7 +109,7 @@ type recovered struct {
 
 type recoveredFile struct {
 	lines [][]byte        // console: the journal lines
-	keys  []dedupKey      // of lines (console) or spans (OTLP, P extents)
+	keys  []dedup.Key     // of lines (console) or spans (OTLP, P extents)
 	spans []recoveredSpan // OTLP and P extents: the spans, encoded once the tail is read
 	size  int
 }
@@ -88,19 +122,19 @@ type recoveredSpan struct {
 	span ptrace.Span
 }
 
-func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
-	if err := d.read(e.journal.dirFD); err != nil {
+func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
+	if err := d.read(rec.journal.dirFD); err != nil {
 		return err
 	}
-	if d.fingerprint != e.journal.fingerprint {
-		e.logger.Warn("gymspans exporter: a stopped exporter's journal index was written with another combined_file, format, path_template, rollouts_file or attribute keys; left for an exporter configured as it was",
+	if d.fingerprint != rec.journal.fingerprint {
+		rec.logger.Warn("gymspans exporter: a stopped exporter's journal index was written with another combined_file, format, path_template, rollouts_file or attribute keys; left for an exporter configured as it was",
 			zap.String("journal_index", d.id))
 		_ = unix.Close(d.lockFD)
 		return nil
 	}
 	smFrom := ^uint64(0)
-	if e.sm != nil {
-		p, ok, err := e.sm.position(d.id)
+	if rec.sm != nil {
+		p, ok, err := rec.sm.position(d.id)
 		if err != nil {
 			return err
 		}
@@ -109,64 +143,64 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 			smFrom = p
 		}
 	}
-	names, err := e.journalFiles(store)
+	names, err := rec.journalFiles(store)
 	if err != nil {
 		return err
 	}
 	journals := &journalReader{store: store, names: names}
-	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedupKey]bool{}, keys: d.keys, data: &dataReader{dirFD: e.journal.dirFD, id: d.id}}
+	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedup.Key]bool{}, keys: d.keys, data: &dataReader{dirFD: rec.journal.dirFD, id: d.id}}
 	for _, x := range d.extents {
 		if x.spans {
-			e.readSpansExtent(rc, x, d.done, smFrom)
+			rec.readSpansExtent(rc, x, d.done, smFrom)
 			continue
 		}
-		if err := e.readExtent(rc, journals, x, d.done, smFrom); err != nil {
+		if err := rec.readExtent(rc, journals, x, d.done, smFrom); err != nil {
 			journals.close()
 			return err
 		}
 	}
 	journals.close()
-	if err := e.completeFiles(store, rc); err != nil {
+	if err := rec.completeFiles(store, rc); err != nil {
 		return err
 	}
-	if e.sm != nil && len(rc.sm) > 0 {
-		e.sm.observeAt(d.id, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
+	if rec.sm != nil && len(rc.sm) > 0 {
+		rec.sm.observeAt(d.id, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
 			for _, s := range rc.sm {
 				if !yield(s.rs.Resource(), s.span) {
 					return
 				}
 			}
 		})
-		if err := e.sm.flush(); err != nil {
+		if err := rec.sm.flush(); err != nil {
 			return err
 		}
 	}
 	if err := store.flush(); err != nil {
 		return err
 	}
-	if e.dedup != nil && len(rc.keys) > 0 {
-		if n := e.cfg.DedupWindowSpans; len(rc.keys) > n {
+	if rec.dedup != nil && len(rc.keys) > 0 {
+		if n := rec.windowSpans; len(rc.keys) > n {
 			rc.keys = rc.keys[len(rc.keys)-n:]
 		}
-		e.dedup.remember(rc.keys)
-		if err := e.journal.addKeys(rc.keys); err != nil {
+		rec.dedup.Remember(rc.keys)
+		if err := rec.journal.addKeys(rc.keys); err != nil {
 			return err
 		}
-		if err := e.journal.sync(); err != nil {
+		if err := rec.journal.sync(); err != nil {
 			return err
 		}
 	}
-	if err := d.remove(e.journal.dirFD); err != nil {
-		e.logger.Warn("gymspans exporter: removing a completed journal index failed", zap.String("journal_index", d.id), zap.Error(err))
+	if err := d.remove(rec.journal.dirFD); err != nil {
+		rec.logger.Warn("gymspans exporter: removing a completed journal index failed", zap.String("journal_index", d.id), zap.Error(err))
 	}
-	if e.sm != nil {
-		e.sm.forget(d.id)
+	if rec.sm != nil {
+		rec.sm.forget(d.id)
 	}
 	if rc.missing > 0 {
-		e.logger.Error("gymspans exporter: lines of a stopped exporter are in no combined file any more (rotated away: raise rotation.max_backups); its rollout files lack them",
+		rec.logger.Error("gymspans exporter: lines of a stopped exporter are in no combined file any more (rotated away: raise rotation.max_backups); its rollout files lack them",
 			zap.String("journal_index", d.id), zap.Int("lines", rc.missing))
 	}
-	e.logger.Info("gymspans exporter: completed the files of an exporter that stopped before writing them",
+	rec.logger.Info("gymspans exporter: completed the files of an exporter that stopped before writing them",
 		zap.String("journal_index", d.id), zap.Int("extents", len(d.extents)), zap.Int("lines_read", rc.lines),
 		zap.Int("rollout_files", len(rc.order)), zap.Int("rollouts_lines", len(rc.roots)), zap.Int("service_map_spans", len(rc.sm)),
 		zap.Bool("torn_index", d.torn))
@@ -174,14 +208,14 @@ func (e *spansExporter) recoverIndex(store *fileStore, d *deadIndex) error {
 }
 
 // journalFiles names the combined file and its rotated backups by inode.
-func (e *spansExporter) journalFiles(store *fileStore) (map[uint64]string, error) {
+func (rec *recoverer) journalFiles(store *fileStore) (map[uint64]string, error) {
 	names, err := readDirNames(store.dirFD)
 	if err != nil {
 		return nil, fmt.Errorf("list capture dir: %w", err)
 	}
 	out := map[uint64]string{}
 	for _, n := range names {
-		if n != e.cfg.CombinedFile && !isBackupName(e.cfg.CombinedFile, n) {
+		if n != rec.combined && !isBackupName(rec.combined, n) {
 			continue
 		}
 		var st unix.Stat_t
@@ -248,7 +282,7 @@ func (r *journalReader) close() {
 
 // readExtent reads x's lines from the journal and takes what recovery needs
 // of them.
-func (e *spansExporter) readExtent(rc *recovered, journals *journalReader, x extent, done, smFrom uint64) error {
+func (rec *recoverer) readExtent(rc *recovered, journals *journalReader, x extent, done, smFrom uint64) error {
 	total := 0
 	for _, l := range x.lines {
 		total += int(l.n)
@@ -277,12 +311,12 @@ func (e *spansExporter) readExtent(rc *recovered, journals *journalReader, x ext
 		if x.seq < done && x.seq < smFrom {
 			continue
 		}
-		td, err := decodeLine(e.otlp, line)
+		td, err := decodeLine(rec.otlp, line)
 		if err != nil {
-			e.logs.warn("recover_decode", "a line of the combined file could not be read back", zap.Error(err))
+			rec.logs.warn("recover_decode", "a line of the combined file could not be read back", zap.Error(err))
 			continue
 		}
-		e.takeLine(rc, x, line, td, nil, done, smFrom)
+		rec.takeLine(rc, x, line, td, nil, done, smFrom)
 	}
 	return nil
 }
@@ -295,7 +329,7 @@ func crcMatches(line []byte, crc uint32) bool {
 // service map, and keeps the extent's roots whose span it holds. With line
 // nil (a P extent's batch) the spans are re-encoded, and only those wrote
 // says (by their order in td) are taken.
-func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, wrote []bool, done, smFrom uint64) {
+func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, wrote []bool, done, smFrom uint64) {
 	var ids map[string]bool
 	at := -1
 	rss := td.ResourceSpans()
@@ -309,7 +343,7 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 				if at++; wrote != nil && !wrote[at] {
 					continue
 				}
-				key := dedupKeyOf(span)
+				key := dedup.KeyOf(span)
 				if rc.seen[key] {
 					continue
 				}
@@ -326,11 +360,11 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 				}
 				tid, sid := span.TraceID(), span.SpanID()
 				ids[hex.EncodeToString(tid[:])+"/"+hex.EncodeToString(sid[:])] = true
-				run, rollout := e.keys.rolloutOf(rs.Resource().Attributes(), span.Attributes())
+				run, rollout := rec.keys.rolloutOf(rs.Resource().Attributes(), span.Attributes())
 				if rollout == "" {
 					continue
 				}
-				name, reason := e.tmpl.render(run, rollout)
+				name, reason := rec.tmpl.render(run, rollout)
 				if reason != "" {
 					continue
 				}
@@ -341,7 +375,7 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 					rc.order = append(rc.order, name)
 				}
 				rf.keys = append(rf.keys, key)
-				if e.otlp || line == nil {
+				if rec.otlp || line == nil {
 					rf.spans = append(rf.spans, recoveredSpan{rs, ss, span})
 				} else {
 					rf.lines = append(rf.lines, line)
@@ -360,12 +394,12 @@ func (e *spansExporter) takeLine(rc *recovered, x extent, line []byte, td ptrace
 
 // completeFiles appends to each rollout file, then rollouts.jsonl, what
 // they lack of rc.
-func (e *spansExporter) completeFiles(store *fileStore, rc *recovered) error {
+func (rec *recoverer) completeFiles(store *fileStore, rc *recovered) error {
 	var errs []error
 	lines := 0
 	for _, name := range rc.order {
 		rf := rc.files[name]
-		n, err := e.completeFile(store, name, rf)
+		n, err := rec.completeFile(store, name, rf)
 		if errors.Is(err, errUnsafeFile) {
 			continue // never written through; the spans are in the combined file
 		}
@@ -374,28 +408,28 @@ func (e *spansExporter) completeFiles(store *fileStore, rc *recovered) error {
 		}
 		lines += n
 	}
-	e.metrics.recoveredLines(fileKindRollout, lines)
-	if len(rc.roots) > 0 && e.cfg.RolloutsFile != "" {
-		n, err := e.completeRoots(store, rc.roots)
+	rec.metrics.recoveredLines(fileKindRollout, lines)
+	if len(rc.roots) > 0 && rec.rollouts != "" {
+		n, err := rec.completeRoots(store, rc.roots)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		e.metrics.recoveredLines(fileKindRollouts, n)
+		rec.metrics.recoveredLines(fileKindRollouts, n)
 	}
 	return errors.Join(errs...)
 }
 
 // completeFile appends the lines of rf that name's tail lacks.
-func (e *spansExporter) completeFile(store *fileStore, name string, rf *recoveredFile) (int, error) {
+func (rec *recoverer) completeFile(store *fileStore, name string, rf *recoveredFile) (int, error) {
 	written := 0
 	size := rf.size
 	if len(rf.spans) > 0 {
 		size = 2048 * len(rf.spans) // an estimate of the bytes, for the tail read
 	}
 	prepare := func(fd int, fileSize int64) ([][]byte, int, error) {
-		have := map[dedupKey]bool{}
+		have := map[dedup.Key]bool{}
 		err := eachTailLine(fd, fileSize, 2*int64(size)+1<<20, func(line []byte) {
-			for _, k := range lineKeys(e.otlp, line, nil) {
+			for _, k := range lineKeys(rec.otlp, line, nil) {
 				have[k] = true
 			}
 		})
@@ -431,14 +465,15 @@ func (e *spansExporter) completeFile(store *fileStore, name string, rf *recovere
 		if written == 0 {
 			return nil, 0, nil
 		}
-		line := e.encodeRecovered(td, name)
+		line := rec.encode(td, name)
 		return [][]byte{line}, len(line), nil
 	}
 	err := store.appendLines(name, nil, 0, appendOpts{kind: fileKindRollout, prepare: prepare})
 	return written, err
 }
 
-// encodeRecovered encodes recovered spans as name's OTLP/JSON line.
+// encodeRecovered encodes recovered spans as name's OTLP/JSON line (the
+// recoverer's encode).
 func (e *spansExporter) encodeRecovered(td ptrace.Traces, name string) []byte {
 	b := &batch{}
 	b.td = td
@@ -455,7 +490,7 @@ func (e *spansExporter) encodeRecovered(td ptrace.Traces, name string) []byte {
 }
 
 // completeRoots appends the rollouts.jsonl lines its tail lacks.
-func (e *spansExporter) completeRoots(store *fileStore, roots [][]byte) (int, error) {
+func (rec *recoverer) completeRoots(store *fileStore, roots [][]byte) (int, error) {
 	size, written := 0, 0
 	for _, r := range roots {
 		size += len(r)
@@ -482,7 +517,7 @@ func (e *spansExporter) completeRoots(store *fileStore, roots [][]byte) (int, er
 		written = len(out)
 		return out, n, nil
 	}
-	err := store.appendLines(e.cfg.RolloutsFile, nil, 0, appendOpts{kind: fileKindRollouts, prepare: prepare})
+	err := store.appendLines(rec.rollouts, nil, 0, appendOpts{kind: fileKindRollouts, prepare: prepare})
 	return written, err
 }
 

@@ -40,7 +40,7 @@ func (r *dataReader) blob(x extent) ([]byte, bool) {
 }
 
 // readSpansExtent takes what recovery needs of a P extent.
-func (e *spansExporter) readSpansExtent(rc *recovered, x extent, done, smFrom uint64) {
+func (rec *recoverer) readSpansExtent(rc *recovered, x extent, done, smFrom uint64) {
 	rc.keys = append(rc.keys, x.keys...)
 	if x.seq < done && x.seq < smFrom {
 		return
@@ -52,11 +52,11 @@ func (e *spansExporter) readSpansExtent(rc *recovered, x extent, done, smFrom ui
 	}
 	batches, err := decodeBlob(blob)
 	if err != nil {
-		e.logs.warn("recover_decode", "the journal's span data could not be read back", zap.Error(err))
+		rec.logs.warn("recover_decode", "the journal's span data could not be read back", zap.Error(err))
 		return
 	}
 	for _, bb := range batches {
 		rc.lines++
-		e.takeLine(rc, x, nil, bb.td, bb.wrote, done, smFrom)
+		rec.takeLine(rc, x, nil, bb.td, bb.wrote, done, smFrom)
 	}
 }

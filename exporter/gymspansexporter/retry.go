@@ -4,14 +4,17 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
+
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 )
 
 // Partial failure. The error a push returns is consumererror.NewTraces with
@@ -33,66 +36,113 @@ import (
 //     writes succeed.
 //
 // In both, a span another push in flight is writing (deduplication claims,
-// dedup.go) is in the error too.
+// internal/dedup) is in the error too.
 
-// retried returns the files that already hold the line of the span with
-// key k, if the retry table has it.
-func (e *spansExporter) retried(k [24]byte) ([]string, bool) {
-	e.retryMu.Lock()
-	defer e.retryMu.Unlock()
-	return e.retry.Get(k)
+// retryTable remembers, per span of a failed write-through push, the files
+// that already hold its line. It owns its lock; it is empty while writes
+// succeed, and active lets encoding skip it then without the lock.
+type retryTable struct {
+	mu      sync.Mutex
+	spans   *bounded.Table[[24]byte, []string] // span → files already holding its line
+	entries atomic.Int64                       // spans.Len(), read without mu
 }
 
-// finishBatch counts what b's appends wrote, settles its deduplication
-// claims and returns the spans it did not write (nil when it wrote them all).
-func (e *spansExporter) finishBatch(b *batch, td ptrace.Traces) error {
-	var errs []error
-	var lines, bytes [3]int // by file kind
-	for _, fb := range b.files {
-		switch {
-		case e.journal != nil && fb.kind != fileKindCombined:
-			fb.ok = true // written from memory by the flusher
-		case fb.err == nil:
-			fb.ok = true
-			k := fileKindIndex(fb.kind)
-			lines[k] += fb.lines
-			bytes[k] += fb.size
-		case fb.kind == fileKindRollout && errors.Is(fb.err, errUnsafeFile):
-			// A symlink or other planted file under a rollout's name: never
-			// write through it; the spans are in the combined file.
-			fb.ok = true
-			e.metrics.reject(rejectUnsafeFile, len(fb.spans))
-			e.logs.warn(rejectUnsafeFile, "per-rollout file is not a regular file; spans only in the combined file", zap.Error(fb.err))
-		default:
-			e.metrics.writeFailed(fb.kind)
-			errs = append(errs, fb.err)
-		}
-	}
-	if b.journalErr != nil {
-		e.metrics.writeFailed(fileKindCombined)
-		errs = append(errs, b.journalErr)
-	}
-	if e.journal != nil && (b.journalErr != nil || (b.combined != nil && b.combined.err != nil)) {
-		// Nothing of the batch was written (a group writes one file, and
-		// with combined_spans rest one journal record before it).
+func newRetryTable() *retryTable {
+	return &retryTable{spans: bounded.New[[24]byte, []string](maxRetrySpans)}
+}
+
+// active reports whether the table holds any span.
+func (t *retryTable) active() bool { return t.entries.Load() > 0 }
+
+// Len is the number of spans the table holds.
+func (t *retryTable) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spans.Len()
+}
+
+// files returns the files that already hold the line of the span with key
+// k, if the table has it.
+func (t *retryTable) files(k [24]byte) ([]string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spans.Get(k)
+}
+
+// settle drops the spans of b that are now in every file (failed: those
+// that are not; nil when all are), and remembers, per failed span this push
+// wrote somewhere, the files that hold its line now.
+func (t *retryTable) settle(b *batch, td ptrace.Traces, failed []bool) {
+	var written map[int32][]string
+	if failed != nil {
+		written = map[int32][]string{}
 		for _, fb := range b.files {
-			fb.ok = false
+			if fb.ok {
+				for _, idx := range fb.spans {
+					if failed[idx] {
+						written[idx] = append(written[idx], fb.name)
+					}
+				}
+			}
 		}
 	}
-	for i, kind := range fileKinds {
-		if lines[i] > 0 {
-			e.metrics.written(kind, lines[i], bytes[i])
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, ref := range b.refs {
+		if ref.retried && (failed == nil || !failed[i]) {
+			t.spans.Delete(refKey(td, ref))
 		}
 	}
+	for idx, ref := range b.refs {
+		if failed != nil && failed[idx] && ref.claim == dedup.ClaimNew {
+			key := refKey(td, ref)
+			prev, _ := t.spans.Get(key)
+			t.spans.Put(key, append(prev, written[int32(idx)]...))
+		}
+	}
+	t.entries.Store(int64(t.spans.Len()))
+}
+
+// refKey is the retry table's key of the span ref locates in td.
+func refKey(td ptrace.Traces, ref spanRef) [24]byte {
+	span := spanAt(td, ref)
+	return spanKey(span.TraceID(), span.SpanID())
+}
+
+// spanAt is the span ref locates in td.
+func spanAt(td ptrace.Traces, ref spanRef) ptrace.Span {
+	return td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
+}
+
+// finishBatch counts what b's appends wrote (the writer says which of its
+// file parts are written), settles its deduplication claims and returns
+// the spans it did not write (nil when it wrote them all).
+func (e *spansExporter) finishBatch(w groupWriter, b *batch, td ptrace.Traces) error {
+	errs := w.appended(b)
 	if len(errs) == 0 && b.inFlight == 0 {
 		e.settleClaims(b, nil)
-		if e.journal == nil {
-			e.forgetRetried(b, td, nil)
-			e.observe(b, td)
-		}
+		w.settled(b, td, nil)
 		return nil
 	}
-	return e.partialFailure(b, td, errs)
+	return e.partialFailure(w, b, td, errs)
+}
+
+// writtenCounts adds up the lines and bytes of the file parts written, by
+// file kind, for the written metric.
+type writtenCounts struct{ lines, bytes [3]int }
+
+func (n *writtenCounts) add(fb *fileBatch) {
+	k := fileKindIndex(fb.kind)
+	n.lines[k] += fb.lines
+	n.bytes[k] += fb.size
+}
+
+func (n *writtenCounts) report(m *exporterMetrics) {
+	for i, kind := range fileKinds {
+		if n.lines[i] > 0 {
+			m.written(kind, n.lines[i], n.bytes[i])
+		}
+	}
 }
 
 // settleClaims tells the deduplication window which spans of b were
@@ -101,24 +151,10 @@ func (e *spansExporter) settleClaims(b *batch, failed []bool) {
 	if e.dedup == nil {
 		return
 	}
-	e.dedup.settle(b.push, b.keys, b.claims, func(i int) bool { return failed == nil || !failed[i] })
+	e.dedup.Settle(b.push, b.keys, b.claims, func(i int) bool { return failed == nil || !failed[i] })
 }
 
-// forgetRetried drops from the retry table the spans of b that are now in
-// every file.
-func (e *spansExporter) forgetRetried(b *batch, td ptrace.Traces, failed []bool) {
-	e.retryMu.Lock()
-	defer e.retryMu.Unlock()
-	for i, ref := range b.refs {
-		if ref.retried && (failed == nil || !failed[i]) {
-			span := td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
-			e.retry.Delete(spanKey(span.TraceID(), span.SpanID()))
-		}
-	}
-	e.retrying.Store(int64(e.retry.Len()))
-}
-
-func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error) error {
+func (e *spansExporter) partialFailure(w groupWriter, b *batch, td ptrace.Traces, errs []error) error {
 	b.failed = append(b.failed[:0], make([]bool, len(b.refs))...)
 	for _, fb := range b.files {
 		if !fb.ok {
@@ -128,38 +164,26 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 		}
 	}
 	for idx, ref := range b.refs {
-		if ref.claim == claimInFlight {
+		if ref.claim == dedup.ClaimInFlight {
 			b.failed[idx] = true
 		}
 	}
-	spanAt := func(ref spanRef) ptrace.Span {
-		return td.ResourceSpans().At(int(ref.rs)).ScopeSpans().At(int(ref.ss)).Spans().At(int(ref.sp))
-	}
 	e.settleClaims(b, b.failed)
-	if e.journal == nil {
-		// Remember, per failed span, the files that hold its line now.
-		written := map[int32][]string{}
-		for _, fb := range b.files {
-			if fb.ok {
-				for _, idx := range fb.spans {
-					if b.failed[idx] {
-						written[idx] = append(written[idx], fb.name)
-					}
-				}
-			}
-		}
-		e.forgetRetried(b, td, b.failed)
-		e.retryMu.Lock()
-		for idx, ref := range b.refs {
-			if b.failed[idx] && ref.claim == claimNew {
-				key := spanKey(spanAt(ref).TraceID(), spanAt(ref).SpanID())
-				prev, _ := e.retry.Get(key)
-				e.retry.Put(key, append(prev, written[int32(idx)]...))
-			}
-		}
-		e.retrying.Store(int64(e.retry.Len()))
-		e.retryMu.Unlock()
+	w.settled(b, td, b.failed)
+	out, unwritten := unwrittenSpans(b, td)
+	if b.inFlight > 0 {
+		errs = append(errs, fmt.Errorf("%d spans are being written by another export in flight (sent twice at once)", b.inFlight))
 	}
+	// The capture dir and the cause (no space left on device, read-only
+	// file system) lead the message: the gym processor's line about the
+	// spans it holds for redelivery is this error.
+	err := fmt.Errorf("capture dir %s: %w; gymspans exporter: %d of %d spans not written to every file", e.cfg.CaptureDir, oneLine(errs), unwritten, len(b.refs))
+	return consumererror.NewTraces(err, out)
+}
+
+// unwrittenSpans copies the spans of td that b.failed marks, with their
+// resources and scopes, and counts them.
+func unwrittenSpans(b *batch, td ptrace.Traces) (ptrace.Traces, int) {
 	out := ptrace.NewTraces()
 	lastRS, lastSS := int32(-1), int32(-1)
 	var ors ptrace.ResourceSpans
@@ -184,19 +208,9 @@ func (e *spansExporter) partialFailure(b *batch, td ptrace.Traces, errs []error)
 			oss.SetSchemaUrl(src.SchemaUrl())
 			lastSS = ref.ss
 		}
-		spanAt(ref).CopyTo(oss.Spans().AppendEmpty())
+		spanAt(td, ref).CopyTo(oss.Spans().AppendEmpty())
 	}
-	if e.journal == nil {
-		e.observe(b, td)
-	}
-	if b.inFlight > 0 {
-		errs = append(errs, fmt.Errorf("%d spans are being written by another export in flight (sent twice at once)", b.inFlight))
-	}
-	// The capture dir and the cause (no space left on device, read-only
-	// file system) lead the message: the gym processor's line about the
-	// spans it holds for redelivery is this error.
-	err := fmt.Errorf("capture dir %s: %w; gymspans exporter: %d of %d spans not written to every file", e.cfg.CaptureDir, oneLine(errs), unwritten, len(b.refs))
-	return consumererror.NewTraces(err, out)
+	return out, unwritten
 }
 
 // oneLine joins errors as errors.Join does, on one line (a log line's).

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
 	"go.opentelemetry.io/collector/component"
@@ -95,25 +96,25 @@ func (e *spansExporter) encodeRoots(b *batch) {
 		start := len(b.arena)
 		buf := b.arena
 		buf = append(buf, `{"rollout_id":`...)
-		buf = appendJSONString(buf, rollout)
+		buf = spanjson.AppendJSONString(buf, rollout)
 		buf = append(buf, `,"run_id":`...)
-		buf = appendJSONString(buf, run)
+		buf = spanjson.AppendJSONString(buf, run)
 		buf = append(buf, `,"trace_id":"`...)
 		buf = hex.AppendEncode(buf, tid[:])
 		buf = append(buf, `","root_span_id":"`...)
 		buf = hex.AppendEncode(buf, sid[:])
 		buf = append(buf, `","start_time":`...)
-		buf = b.clock.appendConsoleTime(buf, uint64(span.StartTimestamp()))
+		buf = b.clock.AppendConsoleTime(buf, uint64(span.StartTimestamp()))
 		buf = append(buf, `,"end_time":`...)
-		buf = b.clock.appendConsoleTime(buf, uint64(span.EndTimestamp()))
+		buf = b.clock.AppendConsoleTime(buf, uint64(span.EndTimestamp()))
 		buf = append(buf, `,"status":"`...)
-		buf = append(buf, statusName(span.Status().Code())...)
+		buf = append(buf, spanjson.StatusName(span.Status().Code())...)
 		buf = append(buf, `","error_count":`...)
 		buf = strconv.AppendInt(buf, int64(n), 10)
 		buf = append(buf, `,"service_name":`...)
-		buf = appendJSONString(buf, e.keys.serviceOf(resAttrs))
+		buf = spanjson.AppendJSONString(buf, e.keys.serviceOf(resAttrs))
 		buf = append(buf, `,"name":`...)
-		buf = appendJSONString(buf, span.Name())
+		buf = spanjson.AppendJSONString(buf, span.Name())
 		buf = e.appendSplit(buf, root)
 		buf = append(buf, '}', '\n')
 		b.arena = buf

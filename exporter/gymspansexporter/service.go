@@ -6,6 +6,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -18,49 +19,14 @@ import (
 // are never changed: a backend behind the same pipeline gets the resource as
 // it came.
 
-// serviceNames is a resource's service as the files show it.
-type serviceNames struct {
-	display string // the first of service_attributes present
-	show    bool   // display is not the resource's service.name
-}
-
-// namesOf returns res's serviceNames. A resource that already holds
+// namesOf returns how the files show res's service. A resource that already holds
 // service.name.routing is shown as it is.
-func (k attrKeys) namesOf(res pcommon.Map) serviceNames {
+func (k attrKeys) namesOf(res pcommon.Map) spanjson.ServiceNames {
 	display := k.serviceOf(res)
 	routing := ""
 	if v, ok := res.Get(gymconv.ServiceNameAttribute); ok {
 		routing = v.AsString()
 	}
 	_, taken := res.Get(gymconv.RoutingServiceAttribute)
-	return serviceNames{display: display, show: display != "" && display != routing && !taken}
-}
-
-// rangeAttrs calls f with each attribute of res as the files show it: with
-// show, service.name is display, followed by service.name.routing with the
-// resource's own service.name (or, when the resource has none, service.name
-// comes last).
-func (n serviceNames) rangeAttrs(res pcommon.Map, f func(k string, v pcommon.Value)) {
-	if !n.show {
-		res.Range(func(k string, v pcommon.Value) bool {
-			f(k, v)
-			return true
-		})
-		return
-	}
-	display := pcommon.NewValueStr(n.display)
-	named := false
-	res.Range(func(k string, v pcommon.Value) bool {
-		if k == gymconv.ServiceNameAttribute {
-			f(k, display)
-			f(gymconv.RoutingServiceAttribute, v)
-			named = true
-			return true
-		}
-		f(k, v)
-		return true
-	})
-	if !named {
-		f(gymconv.ServiceNameAttribute, display)
-	}
+	return spanjson.ServiceNames{Display: display, Show: display != "" && display != routing && !taken}
 }

@@ -6,11 +6,14 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"fmt"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
 
-// writeRest is the group writer with combined_spans rest. Its stages:
+// restWriter is the group writer with combined_spans rest: the journal
+// holds every span, the combined file only those in no rollout file. It
+// admits and settles pushes as journalWriter does. Its stages:
 //
 //	journalSpans   the group's spans (protobuf) and their P record to the
 //	               journal: what ConsumeTraces' return stands for
@@ -18,15 +21,21 @@ import (
 //	               record cancels the group when that fails)
 //	queuePending   the rollout lines and rollouts.jsonl lines to the pending
 //	               store, the spans to the service map
-func (e *spansExporter) writeRest(store *fileStore, f *flusher, group []*batch) {
-	seq, err := e.journalSpans(group)
+type restWriter struct {
+	journalWriter
+	blob spansBlob // the writer's scratch for span data
+}
+
+func (w *restWriter) writeGroup(group []*batch) {
+	e := w.e
+	seq, err := w.journalSpans(group)
 	if err != nil {
 		for _, b := range group {
 			b.journalErr = err
 		}
 		return
 	}
-	if err := e.writeRestLines(store, group); err != nil {
+	if err := w.writeRestLines(group); err != nil {
 		for _, b := range group {
 			if b.combined == nil || b.combined.err == nil {
 				b.journalErr = err // the whole group: its journal record is cancelled
@@ -37,14 +46,15 @@ func (e *spansExporter) writeRest(store *fileStore, f *flusher, group []*batch) 
 		}
 		return
 	}
-	e.queuePending(f, group, seq)
+	w.queuePending(group, seq)
 }
 
 // journalSpans writes the group's spans to the journal's data file and
 // their P record, and returns its sequence number.
-func (e *spansExporter) journalSpans(group []*batch) (uint64, error) {
+func (w *restWriter) journalSpans(group []*batch) (uint64, error) {
+	e := w.e
 	roots, keys := e.groupRoots(group)
-	sb := &e.blob
+	sb := &w.blob
 	sb.reset()
 	var m ptrace.ProtoMarshaler
 	for _, b := range group {
@@ -53,10 +63,10 @@ func (e *spansExporter) journalSpans(group []*batch) (uint64, error) {
 			return 0, fmt.Errorf("journal: marshal spans: %w", err)
 		}
 		claims := b.claims
-		sb.add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == claimNew })
+		sb.add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == dedup.ClaimNew })
 	}
-	p := e.appendGroupTail(appendSpansHeader(e.extent), group, keys, roots)
-	e.extent = p
+	p := appendGroupTail(appendSpansHeader(w.extent), group, keys, roots)
+	w.extent = p
 	seq, err := e.journal.addSpans(sb, p, keys)
 	sb.reset()
 	return seq, err
@@ -64,9 +74,10 @@ func (e *spansExporter) journalSpans(group []*batch) (uint64, error) {
 
 // writeRestLines appends the group's combined-file lines (the spans in no
 // rollout file), one append for the group.
-func (e *spansExporter) writeRestLines(store *fileStore, group []*batch) error {
-	e.commits.write(group, func(fb *fileBatch) bool { return fb.kind == fileKindCombined }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true})
+func (w *restWriter) writeRestLines(group []*batch) error {
+	e := w.e
+	e.commits.write(group, isCombined, func(name string, iovs [][]byte, size int, rot *rotation) error {
+		return w.store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true})
 	}, e.rotationOf)
 	for _, b := range group {
 		if b.combined != nil && b.combined.err != nil {

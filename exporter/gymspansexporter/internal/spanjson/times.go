@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package spanjson // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 
 // The text of times in both line formats: ISO 8601 with microseconds for
 // console lines, decimal nanoseconds for both, and the per-batch cache that
@@ -46,12 +46,12 @@ func appendISOSeconds(b []byte, ns uint64) []byte {
 	return append(b, 'Z', '"')
 }
 
-// timeCache keeps the text of the last minute written by appendISOTime and
+// TimeCache keeps the text of the last minute written by appendISOTime and
 // of the last second written by appendUnixNano: the times of a batch mostly
 // fall within a few minutes, a span's start and end often within a second,
 // and the date and the leading digits are the costly part. A nil cache
 // writes every time in full.
-type timeCache struct {
+type TimeCache struct {
 	minute  int64 // of text; meaningful once text is set
 	text    []byte
 	second  uint64 // of secText; meaningful once secText is set
@@ -59,7 +59,7 @@ type timeCache struct {
 }
 
 // appendUnixNano writes ns as a decimal integer.
-func (c *timeCache) appendUnixNano(b []byte, ns uint64) []byte {
+func (c *TimeCache) appendUnixNano(b []byte, ns uint64) []byte {
 	if c == nil || ns < 1e9 {
 		return strconv.AppendUint(b, ns, 10)
 	}
@@ -77,7 +77,7 @@ func (c *timeCache) appendUnixNano(b []byte, ns uint64) []byte {
 }
 
 // appendISOTime is appendISOTime with the minute's text cached.
-func (c *timeCache) appendISOTime(b []byte, ns uint64) []byte {
+func (c *TimeCache) appendISOTime(b []byte, ns uint64) []byte {
 	if c == nil {
 		return appendISOTime(b, ns)
 	}
@@ -120,8 +120,8 @@ func append4(b []byte, v int) []byte {
 	return append(b, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
 }
 
-// appendConsoleTime writes a span's start or end: null when unset.
-func (c *timeCache) appendConsoleTime(b []byte, ns uint64) []byte {
+// AppendConsoleTime writes a span's start or end: null when unset.
+func (c *TimeCache) AppendConsoleTime(b []byte, ns uint64) []byte {
 	if ns == 0 {
 		return append(b, "null"...)
 	}
@@ -129,7 +129,7 @@ func (c *timeCache) appendConsoleTime(b []byte, ns uint64) []byte {
 }
 
 // appendOTLPTime writes a time as OTLP/JSON's quoted decimal nanoseconds.
-func (c *timeCache) appendOTLPTime(b []byte, ns uint64) []byte {
+func (c *TimeCache) appendOTLPTime(b []byte, ns uint64) []byte {
 	b = append(b, '"')
 	b = c.appendUnixNano(b, ns)
 	return append(b, '"')

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package spanjson // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 
 // The OTLP/JSON line encoder (design §5.2).
 //
@@ -23,7 +23,7 @@ func appendOTLPValue(b []byte, v pcommon.Value) []byte {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		b = append(b, `{"stringValue":`...)
-		b = appendJSONString(b, v.Str())
+		b = AppendJSONString(b, v.Str())
 	case pcommon.ValueTypeBool:
 		b = append(b, `{"boolValue":`...)
 		b = strconv.AppendBool(b, v.Bool())
@@ -85,7 +85,7 @@ func appendOTLPAttribute(b []byte, i int, k string, v pcommon.Value) []byte {
 	b = append(b, '{')
 	if k != "" {
 		b = append(b, `"key":`...)
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":`...)
@@ -104,10 +104,10 @@ func appendOTLPAttrsField(b []byte, lead string, m pcommon.Map) []byte {
 	return appendOTLPAttributes(b, m)
 }
 
-// appendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`, the
+// AppendOTLPResourceOpen writes `{"resource":{...},"scopeSpans":[`, the
 // service shown as names says (service.go); the group is closed by
-// appendOTLPResourceClose.
-func appendOTLPResourceOpen(b []byte, res pcommon.Resource, names serviceNames) []byte {
+// AppendOTLPResourceClose.
+func AppendOTLPResourceOpen(b []byte, res pcommon.Resource, names ServiceNames) []byte {
 	b = append(b, `{"resource":{`...)
 	n := 0
 	names.rangeAttrs(res.Attributes(), func(k string, v pcommon.Value) {
@@ -130,28 +130,28 @@ func appendOTLPResourceOpen(b []byte, res pcommon.Resource, names serviceNames) 
 	return append(b, `},"scopeSpans":[`...)
 }
 
-func appendOTLPResourceClose(b []byte, schemaURL string) []byte {
+func AppendOTLPResourceClose(b []byte, schemaURL string) []byte {
 	b = append(b, ']')
 	if schemaURL != "" {
 		b = append(b, `,"schemaUrl":`...)
-		b = appendJSONString(b, schemaURL)
+		b = AppendJSONString(b, schemaURL)
 	}
 	return append(b, '}')
 }
 
-// appendOTLPScopeOpen writes `{"scope":{...},"spans":[`.
-func appendOTLPScopeOpen(b []byte, scope pcommon.InstrumentationScope) []byte {
+// AppendOTLPScopeOpen writes `{"scope":{...},"spans":[`.
+func AppendOTLPScopeOpen(b []byte, scope pcommon.InstrumentationScope) []byte {
 	b = append(b, `{"scope":{`...)
 	sep := ""
 	if scope.Name() != "" {
 		b = append(b, `"name":`...)
-		b = appendJSONString(b, scope.Name())
+		b = AppendJSONString(b, scope.Name())
 		sep = ","
 	}
 	if scope.Version() != "" {
 		b = append(b, sep...)
 		b = append(b, `"version":`...)
-		b = appendJSONString(b, scope.Version())
+		b = AppendJSONString(b, scope.Version())
 		sep = ","
 	}
 	if scope.Attributes().Len() > 0 {
@@ -166,27 +166,27 @@ func appendOTLPScopeOpen(b []byte, scope pcommon.InstrumentationScope) []byte {
 	return append(b, `},"spans":[`...)
 }
 
-func appendOTLPScopeClose(b []byte, schemaURL string) []byte {
+func AppendOTLPScopeClose(b []byte, schemaURL string) []byte {
 	b = append(b, ']')
 	if schemaURL != "" {
 		b = append(b, `,"schemaUrl":`...)
-		b = appendJSONString(b, schemaURL)
+		b = AppendJSONString(b, schemaURL)
 	}
 	return append(b, '}')
 }
 
-// appendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
+// AppendOTLPSpan writes one span object as pdata's JSON marshaler does; clock
 // is the batch's time cache (nil for none). Fields are in the marshaler's
 // order; sep is the separator before the next one ("" until one is
 // written). Events and links are written by calls only when the span has
 // some, and its ids by one call, which keeps the common span's calls few.
-func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
+func AppendOTLPSpan(b []byte, span ptrace.Span, clock *TimeCache) []byte {
 	b = append(b, '{')
 	b, sep := appendOTLPSpanIDs(b, span)
 	if n := span.Name(); n != "" {
 		b = appendField(b, sep, `"name":`)
 		sep = ","
-		b = appendJSONString(b, n)
+		b = AppendJSONString(b, n)
 	}
 	if k := span.Kind(); k != 0 {
 		b = appendField(b, sep, `"kind":`)
@@ -239,7 +239,7 @@ func appendOTLPSpan(b []byte, span ptrace.Span, clock *timeCache) []byte {
 	b = append(b, '{')
 	if m := st.Message(); m != "" {
 		b = append(b, `"message":`...)
-		b = appendJSONString(b, m)
+		b = AppendJSONString(b, m)
 		if st.Code() != 0 {
 			b = append(b, ',')
 		}
@@ -268,7 +268,7 @@ func appendOTLPSpanIDs(b []byte, span ptrace.Span) ([]byte, string) {
 	if ts := span.TraceState().AsRaw(); ts != "" {
 		b = appendField(b, sep, `"traceState":`)
 		sep = ","
-		b = appendJSONString(b, ts)
+		b = AppendJSONString(b, ts)
 	}
 	if pid := span.ParentSpanID(); !pid.IsEmpty() {
 		b = appendField(b, sep, `"parentSpanId":`)
@@ -284,7 +284,7 @@ func appendOTLPSpanIDs(b []byte, span ptrace.Span) ([]byte, string) {
 }
 
 // appendOTLPEvents writes a non-empty event list as [{..},..].
-func appendOTLPEvents(b []byte, events ptrace.SpanEventSlice, clock *timeCache) []byte {
+func appendOTLPEvents(b []byte, events ptrace.SpanEventSlice, clock *TimeCache) []byte {
 	b = append(b, '[')
 	for i := 0; i < events.Len(); i++ {
 		if i > 0 {
@@ -296,7 +296,7 @@ func appendOTLPEvents(b []byte, events ptrace.SpanEventSlice, clock *timeCache) 
 }
 
 // appendOTLPEvent writes one event object, its fields when set.
-func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *timeCache) []byte {
+func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *TimeCache) []byte {
 	b = append(b, '{')
 	sep := ""
 	if t := ev.Timestamp(); t != 0 {
@@ -307,7 +307,7 @@ func appendOTLPEvent(b []byte, ev ptrace.SpanEvent, clock *timeCache) []byte {
 	if ev.Name() != "" {
 		b = append(b, sep...)
 		b = append(b, `"name":`...)
-		b = appendJSONString(b, ev.Name())
+		b = AppendJSONString(b, ev.Name())
 		sep = ","
 	}
 	if ev.Attributes().Len() > 0 {
@@ -352,7 +352,7 @@ func appendOTLPLink(b []byte, l ptrace.SpanLink) []byte {
 	if ts := l.TraceState().AsRaw(); ts != "" {
 		b = append(b, sep...)
 		b = append(b, `"traceState":`...)
-		b = appendJSONString(b, ts)
+		b = AppendJSONString(b, ts)
 		sep = ","
 	}
 	if l.Attributes().Len() > 0 {

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package spanjson // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 
 // The JSON primitives of both line encoders (console.go, otlpjson.go; design
 // §5.2). Both append to a caller-owned []byte and allocate nothing per span
@@ -15,9 +15,9 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string. Bytes that are not valid
+// AppendJSONString appends s as a JSON string. Bytes that are not valid
 // UTF-8 are replaced with U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package spanjson // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 
 // The console line encoder (format console, design §5.2).
 //
@@ -94,7 +94,7 @@ func appendPythonFloat(b []byte, f float64) []byte {
 func appendConsoleValue(b []byte, v pcommon.Value) []byte {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return appendJSONString(b, v.Str())
+		return AppendJSONString(b, v.Str())
 	case pcommon.ValueTypeBool:
 		return strconv.AppendBool(b, v.Bool())
 	case pcommon.ValueTypeInt:
@@ -138,7 +138,7 @@ func appendConsoleEntry(b []byte, i int, k string, v pcommon.Value) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}
-	b = appendJSONString(b, k)
+	b = AppendJSONString(b, k)
 	b = append(b, ':')
 	return appendConsoleValue(b, v)
 }
@@ -162,7 +162,7 @@ func appendTraceStateRepr(b []byte, ts string) []byte {
 		repr = appendPythonStrRepr(repr, "{key="+k+", value="+v+"}")
 	}
 	repr = append(repr, ']')
-	return appendJSONString(b, string(repr))
+	return AppendJSONString(b, string(repr))
 }
 
 // appendPythonStrRepr writes repr(s) for a Python str: single quotes unless
@@ -219,17 +219,39 @@ var statusCodes = [...]string{
 	ptrace.StatusCodeError: "ERROR",
 }
 
-func statusName(c ptrace.StatusCode) string {
+// StatusName is a status code as console lines and rollouts.jsonl show it.
+func StatusName(c ptrace.StatusCode) string {
 	if int(c) >= 0 && int(c) < len(statusCodes) {
 		return statusCodes[c]
 	}
 	return "UNSET"
 }
 
-// appendConsoleResource writes the "resource" value of a console line once
+// SpanKindOf reads a console kind back ("SpanKind.SERVER", unquoted).
+func SpanKindOf(name string) ptrace.SpanKind {
+	q := strconv.Quote(name)
+	for k, v := range consoleKinds {
+		if v == q && ptrace.SpanKind(k) != ptrace.SpanKindUnspecified {
+			return ptrace.SpanKind(k)
+		}
+	}
+	return ptrace.SpanKindInternal
+}
+
+// StatusCodeOf reads a console status code back.
+func StatusCodeOf(name string) ptrace.StatusCode {
+	for c, v := range statusCodes {
+		if v == name {
+			return ptrace.StatusCode(c)
+		}
+	}
+	return ptrace.StatusCodeUnset
+}
+
+// AppendConsoleResource writes the "resource" value of a console line once
 // per ResourceSpans: {"attributes":{...},"schema_url":"..."}, the service
 // shown as names says (service.go).
-func appendConsoleResource(b []byte, res pcommon.Resource, schemaURL string, names serviceNames) []byte {
+func AppendConsoleResource(b []byte, res pcommon.Resource, schemaURL string, names ServiceNames) []byte {
 	b = append(b, `{"attributes":{`...)
 	n := 0
 	names.rangeAttrs(res.Attributes(), func(k string, v pcommon.Value) {
@@ -238,23 +260,23 @@ func appendConsoleResource(b []byte, res pcommon.Resource, schemaURL string, nam
 	})
 	b = append(b, '}')
 	b = append(b, `,"schema_url":`...)
-	b = appendJSONString(b, schemaURL)
+	b = AppendJSONString(b, schemaURL)
 	return append(b, '}')
 }
 
-// appendConsoleScope writes the flat "scope" value: {"name":..,"version":..}.
-func appendConsoleScope(b []byte, scope pcommon.InstrumentationScope) []byte {
+// AppendConsoleScope writes the flat "scope" value: {"name":..,"version":..}.
+func AppendConsoleScope(b []byte, scope pcommon.InstrumentationScope) []byte {
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, scope.Name())
+	b = AppendJSONString(b, scope.Name())
 	b = append(b, `,"version":`...)
-	b = appendJSONString(b, scope.Version())
+	b = AppendJSONString(b, scope.Version())
 	return append(b, '}')
 }
 
-// appendConsoleSpan appends one console line (with its '\n'). resource and
-// scope are the pre-encoded values of appendConsoleResource and
-// appendConsoleScope; clock is the batch's time cache (nil for none).
-func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock *timeCache) []byte {
+// AppendConsoleSpan appends one console line (with its '\n'). resource and
+// scope are the pre-encoded values of AppendConsoleResource and
+// AppendConsoleScope; clock is the batch's time cache (nil for none).
+func AppendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock *TimeCache) []byte {
 	tid, sid, pid := span.TraceID(), span.SpanID(), span.ParentSpanID()
 	// Each id is written twice (0x-prefixed, and flat): hex it once.
 	var ids [64]byte
@@ -263,7 +285,7 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock
 	hex.Encode(sidHex, sid[:])
 	hex.Encode(pidHex, pid[:])
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, span.Name())
+	b = AppendJSONString(b, span.Name())
 	b = append(b, `,"context":`...)
 	b = appendConsoleContext(b, tidHex, sidHex, span.TraceState().AsRaw())
 	b = append(b, `,"kind":`...)
@@ -277,16 +299,16 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock
 		b = append(b, '"')
 	}
 	b = append(b, `,"start_time":`...)
-	b = clock.appendConsoleTime(b, uint64(span.StartTimestamp()))
+	b = clock.AppendConsoleTime(b, uint64(span.StartTimestamp()))
 	b = append(b, `,"end_time":`...)
-	b = clock.appendConsoleTime(b, uint64(span.EndTimestamp()))
+	b = clock.AppendConsoleTime(b, uint64(span.EndTimestamp()))
 	st := span.Status()
 	b = append(b, `,"status":{"status_code":"`...)
-	b = append(b, statusName(st.Code())...)
+	b = append(b, StatusName(st.Code())...)
 	b = append(b, '"')
 	if msg := st.Message(); msg != "" {
 		b = append(b, `,"description":`...)
-		b = appendJSONString(b, msg)
+		b = AppendJSONString(b, msg)
 	}
 	b = append(b, `},"attributes":`...)
 	b = appendConsoleMap(b, span.Attributes())
@@ -298,7 +320,7 @@ func appendConsoleSpan(b []byte, span ptrace.Span, resource, scope []byte, clock
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendJSONString(b, ev.Name())
+		b = AppendJSONString(b, ev.Name())
 		b = append(b, `,"timestamp":`...)
 		b = clock.appendISOTime(b, uint64(ev.Timestamp()))
 		b = append(b, `,"attributes":`...)
