@@ -75,10 +75,10 @@ func KindOf(s Span) Kind {
 	case s.Kind == "SERVER" && s.ServerType == gymconv.ServerTypeModel &&
 		hasRoute(s.URLPath, s.HTTPTarget, s.HTTPRoute, s.Name):
 		return Server
-	case s.Kind == "CLIENT" && (mayHoldRoute(s.URLFull) || mayHoldRoute(s.HTTPURL)):
-		full, old := urlPath(s.URLFull), urlPath(s.HTTPURL)
+	case s.Kind == "CLIENT":
+		full, old, ok := clientPaths(s.URLFull, s.HTTPURL)
 		switch {
-		case !hasRoute(full, old):
+		case !ok || !hasRoute(full, old):
 			return NotModelCall
 		case s.ServerType == gymconv.ServerTypeModel,
 			s.ServerType == "" && !hasRolloutPrefix(full, old):
@@ -90,6 +90,21 @@ func KindOf(s Span) Kind {
 		}
 	}
 	return NotModelCall
+}
+
+// clientPaths are the paths of a CLIENT span's URLs; ok is false when
+// neither may end with a route (mayHoldRoute: a URL that needs a parse and
+// holds no route is not parsed).
+func clientPaths(full, old string) (fullPath, oldPath string, ok bool) {
+	fp, fok := plainHTTPPath(full)
+	op, ook := plainHTTPPath(old)
+	if (fok || full == "") && (ook || old == "") {
+		return fp, op, true
+	}
+	if !mayHoldRoute(full) && !mayHoldRoute(old) {
+		return "", "", false
+	}
+	return urlPath(full), urlPath(old), true
 }
 
 // OnRoute reports whether path ends with a model route (/v1/responses,
@@ -123,6 +138,8 @@ func mayHoldRoute(s string) bool {
 	return false
 }
 
+// urlPath is the path of URL s as url.Parse gives it, "" when it does not
+// parse.
 func urlPath(s string) string {
 	if s == "" {
 		return ""

@@ -42,29 +42,46 @@ func ToolName(s Span) string {
 }
 
 // plainPath is the path of URL s as url.Parse gives it, read without
-// parsing when s is a plain http(s) URL (host[:port], no escape, no control
-// byte or space): after the authority, up to the query or fragment. Most
-// CLIENT spans are no tool calls, and this spares each a parse.
+// parsing when s is a plain http(s) URL (plainHTTPPath). Most CLIENT spans
+// are no tool or model calls, and this spares each a parse.
 func plainPath(s string) string {
+	if p, ok := plainHTTPPath(s); ok {
+		return p
+	}
+	return urlPath(s)
+}
+
+// plainHTTPPath is the path of s, read in one pass, when s is an http(s)
+// URL that url.Parse takes as it is: no escape, control byte or space, and a
+// plain host[:port] (plainHostPort); after the authority, up to the query
+// or fragment. ok is false for any other s.
+func plainHTTPPath(s string) (path string, ok bool) {
 	rest, ok := strings.CutPrefix(s, "http://")
 	if !ok {
 		rest, ok = strings.CutPrefix(s, "https://")
 	}
-	if !ok || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '%' }) {
-		return urlPath(s)
+	if !ok {
+		return "", false
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
+	// The authority ends at the first '/', '?' or '#'; the path at the
+	// first '?' or '#' after it.
+	end, stop := len(rest), len(rest)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case c <= ' ' || c == 0x7f || c == '%':
+			return "", false
+		case stop < len(rest):
+		case c == '?' || c == '#':
+			end, stop = min(end, i), i
+		case c == '/':
+			end = min(end, i)
+		}
 	}
 	if !plainHostPort(rest[:end]) {
-		return urlPath(s)
+		return "", false
 	}
-	rest = rest[end:]
-	if i := strings.IndexAny(rest, "?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
+	return rest[end:stop], true
 }
 
 // plainHostPort reports whether s is a host name or IPv4 address with an
