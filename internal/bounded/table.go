@@ -85,6 +85,21 @@ func (t *Table[K, V]) Append(k K, v V) {
 	t.link(e)
 }
 
+// GetTouch returns the value of k and makes it the newest entry: Get and
+// Touch in one lookup.
+func (t *Table[K, V]) GetTouch(k K) (V, bool) {
+	e := t.m[k]
+	if e == nil {
+		var zero V
+		return zero, false
+	}
+	if e != t.newest {
+		t.unlink(e)
+		t.link(e)
+	}
+	return e.v, true
+}
+
 // Touch makes k the newest entry.
 func (t *Table[K, V]) Touch(k K) {
 	e := t.m[k]

@@ -128,3 +128,25 @@ func TestPropertyMatchesModel(t *testing.T) {
 		}
 	})
 }
+
+// TestGetTouch: GetTouch gives the value and moves the entry to the newest
+// end, as Get then Touch do; a missing key changes nothing.
+func TestGetTouch(t *testing.T) {
+	tb := New[string, int](2)
+	tb.Put("a", 1)
+	tb.Put("b", 2)
+	v, ok := tb.GetTouch("a")
+	if !ok || v != 1 {
+		t.Fatalf("GetTouch(a) = %d, %v", v, ok)
+	}
+	if _, ok := tb.GetTouch("x"); ok {
+		t.Fatal("GetTouch(x) found a missing key")
+	}
+	tb.Put("c", 3) // forgets the oldest: b, since a was touched
+	if _, ok := tb.Get("b"); ok {
+		t.Fatal("b should have been forgotten")
+	}
+	if k, _, _ := tb.Oldest(); k != "a" {
+		t.Fatalf("oldest = %q, want a", k)
+	}
+}
