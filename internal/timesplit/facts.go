@@ -36,8 +36,13 @@ func Facts(span ptrace.Span, p Process) Span {
 		ID: binary.BigEndian.Uint64(sid[:]), Parent: binary.BigEndian.Uint64(pid[:]),
 		Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()),
 	}
-	info := Info{Span: modelcall.Span{Name: span.Name(), ServerType: p.ServerType, Service: p.Service}}
-	switch span.Kind() {
+	kind, name := span.Kind(), span.Name()
+	if kind != ptrace.SpanKindServer && kind != ptrace.SpanKindClient && asgiEventName(name) {
+		f.Role = Event // most spans: spared the rest
+		return f
+	}
+	info := Info{Span: modelcall.Span{Name: name, ServerType: p.ServerType, Service: p.Service}}
+	switch kind {
 	case ptrace.SpanKindServer:
 		info.Kind = "SERVER"
 	case ptrace.SpanKindClient:
@@ -52,6 +57,6 @@ func Facts(span ptrace.Span, p Process) Span {
 	if p.TypeOf != nil && info.Kind == "CLIENT" && info.PeerService != "" {
 		info.CalleeType = p.TypeOf(info.PeerService)
 	}
-	f.Role = RoleOf(info)
+	f.Role = roleOf(&info)
 	return f
 }

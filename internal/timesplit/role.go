@@ -70,7 +70,9 @@ type Info struct {
 }
 
 // RoleOf says what s is to the split.
-func RoleOf(s Info) Role {
+func RoleOf(s Info) Role { return roleOf(&s) }
+
+func roleOf(s *Info) Role {
 	switch {
 	case s.ASGIEvent, s.Kind != "SERVER" && s.Kind != "CLIENT" && asgiEventName(s.Name):
 		return Event
@@ -83,12 +85,12 @@ func RoleOf(s Info) Role {
 	case s.Name == gymconv.RolloutSpanName:
 		return Rollout
 	case s.Kind == "CLIENT":
-		return clientRole(s.Span, route(pathOf(first(s.URLFull, s.HTTPURL))))
+		return clientRole(&s.Span, route(pathOf(first(s.URLFull, s.HTTPURL))))
 	case s.Kind == "SERVER", s.URLPath != "" || s.HTTPTarget != "":
 		// An INTERNAL span with a request target is a server's request too:
 		// the ASGI instrumentation makes it INTERNAL when a context leaked
 		// into the handler (a rollout whose agent took another's context).
-		return serverRole(s.ServerType, serverRoute(s.Span))
+		return serverRole(s.ServerType, serverRoute(&s.Span))
 	}
 	return Plain
 }
@@ -130,7 +132,7 @@ func serverRole(serverType, route string) Role {
 // (/run, or its own /v1/responses: the caller's time), a verify, or a tool
 // call: one to a resources server, or, when the callee's type is unknown,
 // one to another service on a route that is no model route.
-func clientRole(s modelcall.Span, route string) Role {
+func clientRole(s *modelcall.Span, route string) Role {
 	switch {
 	case route == "" || route == runRoute:
 		return Plain
@@ -148,7 +150,7 @@ func clientRole(s modelcall.Span, route string) Role {
 
 // serverRoute is the route a SERVER span served: its path (url.path, else
 // http.target, else the path of its URL), else its route template.
-func serverRoute(s modelcall.Span) string {
+func serverRoute(s *modelcall.Span) string {
 	p := first(s.URLPath, pathOf(s.HTTPTarget), pathOf(first(s.URLFull, s.HTTPURL)))
 	if p == "" {
 		p = s.HTTPRoute

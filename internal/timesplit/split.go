@@ -85,7 +85,17 @@ func (w *walk) children(id uint64) (lo, hi int) {
 	if id == 0 {
 		return 0, 0
 	}
-	lo, _ = slices.BinarySearchFunc(w.spans, id, func(s Span, id uint64) int { return cmp.Compare(s.Parent, id) })
+	// The first span whose parent is not below id (a binary search by
+	// hand: the generic one's comparison call was a quarter of a walk).
+	lo, hi = 0, len(w.spans)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if w.spans[m].Parent < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
 	hi = lo
 	for hi < len(w.spans) && w.spans[hi].Parent == id {
 		hi++

@@ -102,43 +102,54 @@ func NewTracker(maxSpans int) *Tracker {
 	}
 }
 
-// Add records s, a span of rollout k. It reports whether k is new to the
-// tracker (neither in flight nor finished): the caller may then ask whether
-// an earlier process saw some of its spans (Withhold). An Event span is not
-// kept, but makes its rollout known.
-func (t *Tracker) Add(k Key, s Span) (isNew bool) {
+// Add records spans, in order, of rollout k. It reports whether k is new to
+// the tracker (neither in flight nor finished): the caller may then ask
+// whether an earlier process saw some of its spans (Withhold). An Event span
+// is not kept, but makes its rollout known. Spans that arrive after k was
+// finished are counted late, and left out.
+func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 	r := t.lastR
 	if r == nil || t.last != k {
 		var ok bool
-		if r, ok = t.open.Get(k); ok {
-			t.open.Touch(k)
-		} else if f, ok := t.done.Get(k); ok {
-			if f.outcome == Computed {
-				t.counts.Late++
+		if r, ok = t.open.GetTouch(k); !ok {
+			if f, done := t.done.Get(k); done {
+				if f.outcome == Computed {
+					t.counts.Late += int64(len(spans))
+				}
+				return false
 			}
-			return false
-		} else {
-			if t.open.Len() >= maxOpen {
-				t.evictOldest()
-			}
-			r, isNew = &rollout{}, true
-			if n := len(t.free); n > 0 {
-				r.spans, t.free = t.free[n-1], t.free[:n-1]
-				t.held += cap(r.spans)
-			}
-			t.open.Put(k, r)
+			r, isNew = t.open1(k), true
 		}
 		t.last, t.lastR = k, r
 	}
-	if s.Role == Event || r.withheld {
+	if r.withheld {
 		return isNew
 	}
 	c := cap(r.spans)
-	r.spans = append(r.spans, s)
+	for _, s := range spans {
+		if s.Role != Event {
+			r.spans = append(r.spans, s)
+		}
+	}
 	if t.held += cap(r.spans) - c; t.held > t.maxSpans {
 		t.evict()
 	}
 	return isNew
+}
+
+// open1 starts following rollout k, with a facts slice a finished rollout
+// left when there is one.
+func (t *Tracker) open1(k Key) *rollout {
+	if t.open.Len() >= maxOpen {
+		t.evictOldest()
+	}
+	r := &rollout{}
+	if n := len(t.free); n > 0 {
+		r.spans, t.free = t.free[n-1], t.free[:n-1]
+		t.held += cap(r.spans)
+	}
+	t.open.Put(k, r)
+	return r
 }
 
 // Withhold says that some spans of rollout k went elsewhere: its split will
