@@ -65,7 +65,8 @@ type batch struct {
 	files     []*fileBatch
 	free      []*fileBatch
 	byName    map[string]*fileBatch
-	byRollout map[[2]string]rolloutTarget
+	byRollout map[[2]string]int32 // index into targets
+	targets   []rolloutTarget     // the batch's rollouts, in the order first seen
 	refs      []spanRef
 	roots     []rootRef
 	failed    []bool
@@ -80,11 +81,10 @@ type batch struct {
 	// rollouts.jsonl), and the combined append's result.
 	lines    []lineRef
 	errSpans [][2]string
-	// The time split (timesplit.go): the facts of the rollout spans, and
-	// the process of the resource being encoded.
-	splitSpans []splitSpan
-	splitProc  timesplit.Process
-	combined   *fileBatch
+	// The time split (timesplit.go): the process of the resource being
+	// encoded (the facts are in targets).
+	splitProc timesplit.Process
+	combined  *fileBatch
 	// journalErr: the group's journal record could not be written, or was
 	// cancelled (combined_spans rest): nothing of the batch was written.
 	journalErr error
@@ -129,11 +129,10 @@ func (b *batch) reset() {
 	}
 	b.files = b.files[:0]
 	clear(b.byName)
-	clear(b.byRollout)
 	clear(b.roots) // let go of the batch's strings
 	clear(b.errSpans)
-	clear(b.splitSpans)
-	b.splitSpans, b.splitProc = b.splitSpans[:0], timesplit.Process{}
+	b.resetTargets()
+	b.splitProc = timesplit.Process{}
 	b.refs, b.roots, b.failed = b.refs[:0], b.roots[:0], b.failed[:0]
 	b.keys, b.claims, b.lines, b.errSpans = b.keys[:0], b.claims[:0], b.lines[:0], b.errSpans[:0]
 	b.td, b.push, b.inFlight, b.combined, b.journalErr = ptrace.Traces{}, 0, 0, nil, nil
@@ -198,7 +197,7 @@ func (e *spansExporter) claimSpans(b *batch, td ptrace.Traces) int {
 // grouped per file.
 func (e *spansExporter) encode(b *batch, td ptrace.Traces) {
 	if b.byRollout == nil {
-		b.byRollout = map[[2]string]rolloutTarget{}
+		b.byRollout = map[[2]string]int32{}
 	}
 	var unkeyed unkeyedSpans
 	rss := td.ResourceSpans()
@@ -290,8 +289,9 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 		if !retried && span.Status().Code() == ptrace.StatusCodeError {
 			b.errSpans = append(b.errSpans, rolloutKey(run, rollout))
 		}
-		fb = e.rolloutFile(b, run, rollout)
-		facts, hasFacts := e.splitFacts(b, span, run, rollout, retried)
+		t := e.rolloutTarget(b, run, rollout)
+		fb = b.targets[t].fb
+		facts, hasFacts := e.splitFacts(b, t, span, retried)
 		if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
 			root := rootRef{idx: idx, run: run, rollout: rollout, facts: facts, hasFacts: hasFacts}
 			if fb != nil {
@@ -338,34 +338,69 @@ func (e *spansExporter) finishOTLPBatch(b *batch, td ptrace.Traces) {
 	}
 }
 
-// rolloutTarget is where a (run, rollout) of the batch goes: its file, or
-// the reason it may not have one.
+// rolloutTarget is where a (run, rollout) of the batch goes: its file (nil
+// when the ids may not become a file name, and reason why), and the time
+// split's facts of its spans in the batch (timesplit.go).
 type rolloutTarget struct {
+	key    [2]string
 	fb     *fileBatch
 	reason string
+	facts  []timesplit.Span
 }
 
-// rolloutFile returns the batch file of (run, rollout), or nil when the ids
-// may not become a file name (counted per span, logged rate-limited).
-func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
+// maxTargetFacts bounds the facts slice a batch keeps for its next push.
+const maxTargetFacts = 1 << 12
+
+// newTarget appends a target for key to b.targets, reusing the facts slice
+// a batch before left in its place.
+func (b *batch) newTarget(key [2]string) int32 {
+	n := len(b.targets)
+	if n < cap(b.targets) {
+		b.targets = b.targets[:n+1]
+	} else {
+		b.targets = append(b.targets, rolloutTarget{})
+	}
+	t := &b.targets[n]
+	t.key, t.facts = key, t.facts[:0]
+	b.byRollout[key] = int32(n)
+	return int32(n)
+}
+
+// resetTargets lets go of the batch's rollouts and keeps their facts slices.
+func (b *batch) resetTargets() {
+	clear(b.byRollout)
+	for i := range b.targets {
+		t := &b.targets[i]
+		t.key, t.fb, t.reason = [2]string{}, nil, ""
+		if cap(t.facts) > maxTargetFacts {
+			t.facts = nil
+		}
+	}
+	b.targets = b.targets[:0]
+}
+
+// rolloutTarget returns the index in b.targets of (run, rollout). A rollout
+// whose ids may not become a file name is counted per span and logged
+// rate-limited.
+func (e *spansExporter) rolloutTarget(b *batch, run, rollout string) int32 {
 	key := [2]string{run, rollout}
-	tgt, ok := b.byRollout[key]
+	i, ok := b.byRollout[key]
 	if !ok {
+		i = b.newTarget(key)
 		name, reason := e.names.render(key)
 		if reason == "" {
-			tgt.fb = b.file(name, fileKindRollout)
+			b.targets[i].fb = b.file(name, fileKindRollout)
 		} else {
-			tgt.reason = reason
+			b.targets[i].reason = reason
 			e.logs.warn(reason, "rollout span not written to a per-rollout file (it is in the combined file)",
 				zap.String("reason", reason), zap.String("rollout_id", strconv.QuoteToASCII(boundedlog.Truncate(rollout, 256))),
 				zap.String("run_id", strconv.QuoteToASCII(boundedlog.Truncate(run, 256))))
 		}
-		b.byRollout[key] = tgt
 	}
-	if tgt.reason != "" {
-		e.metrics.reject(tgt.reason, 1)
+	if r := b.targets[i].reason; r != "" {
+		e.metrics.reject(r, 1)
 	}
-	return tgt.fb
+	return i
 }
 
 // keysPerSpan is how many dedup keys a span has in the journal index: one,

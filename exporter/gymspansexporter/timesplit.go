@@ -23,8 +23,8 @@ import (
 // rolloutSplits writes time_split_ms, where a rollout's time went (design
 // §4.8), into its rollouts.jsonl line:
 //
-//	encode (pushes in parallel): each rollout span's facts into its batch
-//	(splitFacts) → encodeRoots (the group writer, batches in the order they
+//	encode (pushes in parallel): each rollout span's facts into its batch,
+//	per rollout (splitFacts) → encodeRoots (the group writer, batches in the order they
 //	are written): the facts into the tracker (addSplitSpans), then each
 //	root's split (appendSplit)
 //
@@ -50,12 +50,6 @@ type rolloutSplits struct {
 }
 
 const maxServiceTypes = 4096
-
-// splitSpan is a span's facts in its batch.
-type splitSpan struct {
-	key  [2]string
-	span timesplit.Span
-}
 
 // newRolloutSplits returns nil when there is nothing to write the split in.
 func newRolloutSplits(cfg *Config) *rolloutSplits {
@@ -98,10 +92,10 @@ func (e *spansExporter) splitResource(b *batch, res pcommon.Map, service string)
 	b.splitProc = timesplit.Process{Service: service, ServerType: serverType, TypeOf: e.split.typeOf}
 }
 
-// splitFacts returns the facts of span, of rollout (run, rollout), and adds
-// them to b unless a retry of the span is being written (its facts are in
-// already); ok is false with the split off.
-func (e *spansExporter) splitFacts(b *batch, span ptrace.Span, run, rollout string, retried bool) (f timesplit.Span, ok bool) {
+// splitFacts returns the facts of span, of the rollout b.targets[t], and
+// adds them to the target unless a retry of the span is being written (its
+// facts are in already); ok is false with the split off.
+func (e *spansExporter) splitFacts(b *batch, t int32, span ptrace.Span, retried bool) (f timesplit.Span, ok bool) {
 	if e.split == nil {
 		return f, false
 	}
@@ -110,21 +104,23 @@ func (e *spansExporter) splitFacts(b *batch, span ptrace.Span, run, rollout stri
 	// when it may be a rollout's first span seen that is older than the
 	// exporter (addSplitSpans), which is rare: most spans are events.
 	if !retried && (f.Role != timesplit.Event || f.Start < e.split.started) {
-		b.splitSpans = append(b.splitSpans, splitSpan{rolloutKey(run, rollout), f})
+		b.targets[t].facts = append(b.targets[t].facts, f)
 	}
 	return f, true
 }
 
-// addSplitSpans gives the tracker the facts of b, in order. The group
-// writer calls it for each batch before its roots are encoded.
+// addSplitSpans gives the tracker the facts of b, a rollout at a time, each
+// rollout's in order. The group writer calls it for each batch before its
+// roots are encoded.
 func (e *spansExporter) addSplitSpans(b *batch) {
 	s := e.split
 	if s == nil {
 		return
 	}
-	for _, sp := range b.splitSpans {
-		if s.tracker.Add(sp.key, sp.span) && sp.span.Start < s.started && s.writtenBefore(b, sp.key) {
-			s.tracker.Withhold(sp.key)
+	for i := range b.targets {
+		t := &b.targets[i]
+		if len(t.facts) > 0 && s.tracker.Add(t.key, t.facts...) && t.facts[0].Start < s.started && s.writtenBefore(t) {
+			s.tracker.Withhold(t.key)
 		}
 	}
 	ctx := context.Background()
@@ -147,12 +143,11 @@ func (s *rolloutSplits) reportHeld(m *exporterMetrics) {
 	}
 }
 
-// writtenBefore reports whether the file of rollout key already holds
+// writtenBefore reports whether the file of rollout tgt already holds
 // lines: written by an exporter before this one, since this one has not
 // written a span of a rollout it has not seen.
-func (s *rolloutSplits) writtenBefore(b *batch, key [2]string) bool {
-	tgt, ok := b.byRollout[key]
-	if !ok || tgt.fb == nil {
+func (s *rolloutSplits) writtenBefore(tgt *rolloutTarget) bool {
+	if tgt.fb == nil {
 		return false
 	}
 	var st unix.Stat_t
