@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,13 +105,14 @@ func BenchmarkCaptureJoin(b *testing.B) {
 	rec := recordForJoin(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			cpu := alternate(b, "pipeline", [2]string{"C", "Cj"}, func(which int) time.Duration {
+			cpu, median := alternate(b, "pipeline", [2]string{"C", "Cj"}, func(which int) time.Duration {
 				return runJoinPipeline(b, rec, which == 1, callers)
 			})
 			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.total) }
 			b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
 			b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
 			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")
+			b.ReportMetric(median, "Cj/C-pair-median")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -180,21 +182,31 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 
 // alternate runs run(0) and run(1) b.N times each, in turn (0 first in even
 // iterations, 1 first in odd ones, so that a drift of the machine falls on
-// both alike), and returns the sum of each one's result (its CPU time). The
-// pprof label key = names[which] tells the two apart in a -cpuprofile
-// (pprof -tagfocus 'pipeline=^Cj$'): the goroutines started within inherit
-// it.
-func alternate(b *testing.B, key string, names [2]string, run func(which int) time.Duration) [2]time.Duration {
-	var cpu [2]time.Duration
+// both alike), and returns the sum of each one's result (its CPU time), and
+// the median over the iterations of run(1)'s over run(0)'s: a pair's ratio,
+// which a drift across the iterations moves less than the sums'. The pprof
+// label key = names[which] tells the two apart in a -cpuprofile (pprof
+// -tagfocus 'pipeline=^Cj$'): the goroutines started within inherit it.
+func alternate(b *testing.B, key string, names [2]string, run func(which int) time.Duration) (cpu [2]time.Duration, medianRatio float64) {
+	ratios := make([]float64, 0, b.N)
 	for i := 0; i < b.N; i++ {
+		var pair [2]time.Duration
 		for k := range 2 {
 			which := (i + k) % 2
 			pprof.Do(context.Background(), pprof.Labels(key, names[which]), func(context.Context) {
-				cpu[which] += run(which)
+				pair[which] = run(which)
 			})
 		}
+		cpu[0], cpu[1] = cpu[0]+pair[0], cpu[1]+pair[1]
+		ratios = append(ratios, float64(pair[1])/float64(pair[0]))
 	}
-	return cpu
+	slices.Sort(ratios)
+	if n := len(ratios); n%2 == 1 {
+		medianRatio = ratios[n/2]
+	} else {
+		medianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return cpu, medianRatio
 }
 
 // feed calls consume(i) for every i below n from callers goroutines at once,

@@ -117,7 +117,8 @@ func liveTimes(batches []ptrace.Traces) {
 // Each iteration runs both, in turn (off first in even iterations), and
 // reports per span the process's CPU time (every goroutine, GC included)
 // from the first batch to the end of the shutdown: on-cpu-ns/span,
-// off-cpu-ns/span, and on/off, the ratio of their sums (target: at most
+// off-cpu-ns/span, on/off, the ratio of their sums, and
+// on/off-pair-median, the median of the iterations' ratios (target: at most
 // 1.05).
 //
 //	make build && TMPDIR=/dev/shm go test -run '^$' -bench BenchmarkTimeSplit -benchtime 10x -count 3 ./bench
@@ -125,13 +126,14 @@ func BenchmarkTimeSplit(b *testing.B) {
 	in := processedForSplit(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			cpu := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
+			cpu, median := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
 				return runSplitExporter(b, in, which == 1, callers)
 			})
 			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*in.spans) }
 			b.ReportMetric(perSpan(cpu[1]), "on-cpu-ns/span")
 			b.ReportMetric(perSpan(cpu[0]), "off-cpu-ns/span")
 			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "on/off")
+			b.ReportMetric(median, "on/off-pair-median")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
