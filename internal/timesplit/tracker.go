@@ -64,15 +64,9 @@ type Tracker struct {
 	last     Key // the rollout of the last Add, the newest in open
 	lastR    *rollout
 	counts   Counts
-	walk     walk     // Finish's, reused
-	free     [][]Span // the facts slices of finished rollouts, reused
+	walk     walk // Finish's, reused
+	pool     pool // the facts slices of finished rollouts, reused
 }
-
-// maxFree bounds the slices kept for reuse, and maxFreeCap their size.
-const (
-	maxFree    = 256
-	maxFreeCap = 1 << 12
-)
 
 type rollout struct {
 	spans    []Span
@@ -125,7 +119,14 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 	if r.withheld {
 		return isNew
 	}
+	n := 0
+	for _, s := range spans {
+		if s.Role != Event {
+			n++
+		}
+	}
 	c := cap(r.spans)
+	r.spans = t.pool.grow(r.spans, len(r.spans)+n, t.poolRoom())
 	for _, s := range spans {
 		if s.Role != Event {
 			r.spans = append(r.spans, s)
@@ -137,17 +138,12 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 	return isNew
 }
 
-// open1 starts following rollout k, with a facts slice a finished rollout
-// left when there is one.
+// open1 starts following rollout k.
 func (t *Tracker) open1(k Key) *rollout {
 	if t.open.Len() >= maxOpen {
 		t.evictOldest()
 	}
 	r := &rollout{}
-	if n := len(t.free); n > 0 {
-		r.spans, t.free = t.free[n-1], t.free[:n-1]
-		t.held += cap(r.spans)
-	}
 	t.open.Put(k, r)
 	return r
 }
@@ -157,6 +153,7 @@ func (t *Tracker) open1(k Key) *rollout {
 func (t *Tracker) Withhold(k Key) {
 	if r, ok := t.open.Get(k); ok {
 		t.held -= cap(r.spans)
+		t.pool.put(r.spans, t.poolRoom())
 		r.spans, r.withheld = nil, true
 	}
 }
@@ -202,6 +199,10 @@ func (t *Tracker) TakeCounts() Counts {
 	return c
 }
 
+// poolRoom is how much capacity the pool may keep: what the facts held
+// leave of maxSpans.
+func (t *Tracker) poolRoom() int { return t.maxSpans - t.held }
+
 // Held is the number of facts held (by capacity).
 func (t *Tracker) Held() int { return t.held }
 
@@ -226,9 +227,7 @@ func (t *Tracker) forget(k Key) {
 	if r, ok := t.open.Get(k); ok {
 		t.held -= cap(r.spans)
 		t.open.Delete(k)
-		if c := cap(r.spans); c > 0 && c <= maxFreeCap && len(t.free) < maxFree {
-			t.free = append(t.free, r.spans[:0])
-		}
+		t.pool.put(r.spans, t.poolRoom())
 	}
 	if t.last == k {
 		t.last, t.lastR = Key{}, nil
