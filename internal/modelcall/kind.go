@@ -160,3 +160,13 @@ func hasRolloutPrefix(paths ...string) bool {
 	}
 	return false
 }
+
+// ServerRequest reports whether s is a server's handling of a request: a
+// SERVER span, or a span of another kind than CLIENT with a request target
+// (url.path or http.target). The ASGI instrumentation makes the server's
+// span INTERNAL when a context leaked into the handler (a rollout whose
+// agent took another's context, design §4.2); only its target then says
+// what it is.
+func ServerRequest(s *Span) bool {
+	return s.Kind == "SERVER" || s.Kind != "CLIENT" && (s.URLPath != "" || s.HTTPTarget != "")
+}

@@ -144,3 +144,21 @@ func FuzzPlainPath(f *testing.F) {
 		}
 	})
 }
+
+func TestServerRequest(t *testing.T) {
+	for _, c := range []struct {
+		s    Span
+		want bool
+	}{
+		{Span{Kind: "SERVER"}, true},
+		{Span{Kind: "INTERNAL", URLPath: "/run"}, true},
+		{Span{Kind: "INTERNAL", HTTPTarget: "/run?x"}, true},
+		{Span{Kind: "INTERNAL", HTTPRoute: "/run"}, false},
+		{Span{Kind: "INTERNAL"}, false},
+		{Span{Kind: "CLIENT", URLPath: "/run"}, false},
+	} {
+		if got := ServerRequest(&c.s); got != c.want {
+			t.Errorf("ServerRequest(%+v) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}

@@ -86,10 +86,7 @@ func roleOf(s *Info) Role {
 		return Rollout
 	case s.Kind == "CLIENT":
 		return clientRole(&s.Span, route(pathOf(first(s.URLFull, s.HTTPURL))))
-	case s.Kind == "SERVER", s.URLPath != "" || s.HTTPTarget != "":
-		// An INTERNAL span with a request target is a server's request too:
-		// the ASGI instrumentation makes it INTERNAL when a context leaked
-		// into the handler (a rollout whose agent took another's context).
+	case modelcall.ServerRequest(&s.Span):
 		return serverRole(s.ServerType, serverRoute(&s.Span))
 	}
 	return Plain

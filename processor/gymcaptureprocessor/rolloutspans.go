@@ -81,15 +81,13 @@ func (p *captureProcessor) agentRun(s *modelcall.Span) bool {
 }
 
 // leakedAgentRun reports whether span, INTERNAL, is an agent's POST /run
-// whose handler got a leaked context: the ASGI instrumentation then makes
-// the server's span INTERNAL (a rollout whose agent took another's context,
-// design §4.2), and only its request target says it is a server's request.
+// whose handler got a leaked context (modelcall.ServerRequest).
 func (p *captureProcessor) leakedAgentRun(span ptrace.Span, s *modelcall.Span) bool {
 	if !p.agentRun(s) {
 		return false
 	}
 	modelcall.ReadAttributes(span.Attributes(), s)
-	return s.URLPath != "" || s.HTTPTarget != ""
+	return modelcall.ServerRequest(s)
 }
 
 // rolloutOf is the state of the rollout a span's attributes name; nil when
