@@ -351,7 +351,7 @@ func (e *spansExporter) rolloutFile(b *batch, run, rollout string) *fileBatch {
 	key := [2]string{run, rollout}
 	tgt, ok := b.byRollout[key]
 	if !ok {
-		name, reason := e.names.render(key)
+		name, reason := e.names.Render(key)
 		if reason == "" {
 			tgt.fb = b.file(name, fileKindRollout)
 		} else {
