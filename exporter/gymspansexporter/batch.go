@@ -387,7 +387,7 @@ func (e *spansExporter) rolloutTarget(b *batch, run, rollout string) int32 {
 	i, ok := b.byRollout[key]
 	if !ok {
 		i = b.newTarget(key)
-		name, reason := e.names.render(key)
+		name, reason := e.names.Render(key)
 		if reason == "" {
 			b.targets[i].fb = b.file(name, fileKindRollout)
 		} else {

@@ -3,7 +3,11 @@
 
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+)
 
 // groupCommit writes the encoded batches of concurrent pushes together: one
 // append per file for all of them, instead of one per file and batch.
@@ -41,7 +45,7 @@ type groupCommit struct {
 // groupFile is one file's share of a group: the batches' parts in order.
 type groupFile struct {
 	name  string
-	rot   *rotation
+	rot   *capturedir.Rotation
 	parts []*fileBatch
 	arena [][]byte // the arena of each part's batch
 	size  int
@@ -114,7 +118,7 @@ func (g *groupCommit) whenIdle(f func()) bool {
 // order the files first appear, with the batches' bytes in queue order, and
 // gives every batch part the result of its file's append. The writer calls
 // it (it uses the writer's scratch).
-func (g *groupCommit) write(group []*batch, keep func(fb *fileBatch) bool, write func(string, [][]byte, int, *rotation) error, rotFor func(string) *rotation) {
+func (g *groupCommit) write(group []*batch, keep func(fb *fileBatch) bool, write func(string, [][]byte, int, *capturedir.Rotation) error, rotFor func(string) *capturedir.Rotation) {
 	if g.byName == nil {
 		g.byName = map[string]*groupFile{}
 	}

@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 )
 
 // gatedDisk holds the first write until released, passes the first push's
@@ -48,7 +50,7 @@ func (d *gatedDisk) write(name string, fd int, iovs [][]byte) (int, error) {
 		<-d.release
 	}
 	if n <= d.firstFiles {
-		return defaultWrite(name, fd, iovs)
+		return capturedir.Writev(name, fd, iovs)
 	}
 	return d.faultyDisk.write(name, fd, iovs)
 }

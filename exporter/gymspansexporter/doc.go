@@ -20,11 +20,10 @@
 //	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
 //	→ groupCommit → journalWriter: one extent record in the exporter's index
 //	(journal.go), then one append to spans.jsonl for concurrent pushes
-//	(commit.go; append.go: lock, tail, rotate, write; handles.go, rotate.go,
-//	writev.go, lockhold.go, shared.go) →
+//	(commit.go; internal/capturedir: lock, tail, rotate, write) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
 //	(internal/pending) → the flusher appends every file in one sweep per
-//	flush_interval, fsyncs (fsync.go) and
+//	flush_interval, fsyncs (internal/capturedir) and
 //	records how far the files are done (flusher.go) → at the next start, what a
 //	killed exporter had not written is completed from the combined file by a
 //	recoverer built from the values it needs, not the exporter's state
@@ -35,7 +34,11 @@
 // back to the caller; the retry table remembers which files hold them
 // (retry.go). With combined_spans rest, restWriter (write_rest.go).
 //
-// Packages: internal/spanjson, the line encoders (console and OTLP/JSON
+// Packages: internal/capturedir, the file layer (file names from
+// path_template and their cache, safe opens inside the capture dir, the
+// bounded cache of append handles, locked appends with the torn-tail cut,
+// rotation, locks kept between appends, fsync), with its own tests;
+// internal/spanjson, the line encoders (console and OTLP/JSON
 // lines, the text of times, how a resource's service is shown), with their
 // own tests; internal/dedup, the deduplication window (span keys, claims of
 // the pushes in flight) with its own tests; internal/pending, the rollout
@@ -46,8 +49,7 @@
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the
 // attribute keys a span's rollout, run and service are read from),
-// service.go (which service a line shows), layout.go (file names from
-// path_template, and their cache), servicemap.go (the service map's
+// service.go (which service a line shows), servicemap.go (the service map's
 // observer), timesplit.go (time_split_ms in rollouts.jsonl, design §4.8:
 // each span's facts while encoding, each root's split in encodeRoots),
 // metrics.go (the exporter's own metrics).

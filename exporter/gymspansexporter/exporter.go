@@ -4,6 +4,7 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 
 	"context"
@@ -41,13 +42,14 @@ type spansExporter struct {
 	logger  *zap.Logger
 	logs    *logLimiter
 	metrics *exporterMetrics
-	tmpl    *pathTemplate
-	rot     *rotation
+	tmpl    *capturedir.Template
+	rot     *capturedir.Rotation
 	otlp    bool
 	// markedRoots: rollouts.jsonl takes the spans the gym processor marked
 	// as roots (rollout_roots, resolved at start).
 	markedRoots bool
-	write       sysWrite
+	write       capturedir.WriteFunc
+	syncfsAbove int // the store's syncfs threshold (0: its default); tests set it
 	filePerm    os.FileMode
 	dirPerm     os.FileMode
 
@@ -69,12 +71,12 @@ type spansExporter struct {
 	// split writes time_split_ms (nil when off).
 	split *rolloutSplits
 
-	names *nameCache  // (run, rollout) → rendered file name
-	retry *retryTable // write-through: span → files already holding its line
-	free  batchPool   // batches to reuse
+	names *capturedir.NameCache // (run, rollout) → rendered file name
+	retry *retryTable           // write-through: span → files already holding its line
+	free  batchPool             // batches to reuse
 
 	mu      sync.Mutex // guards the started state: store, flusher, writer
-	store   *fileStore
+	store   *capturedir.Store
 	flusher *flusher
 	writer  groupWriter // picked at start for the configuration
 }
@@ -96,8 +98,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 	}
 	filePerm, _ := parsePerm(cfg.FilePermissions)
 	dirPerm, _ := parsePerm(cfg.DirectoryPermissions)
-	tmpl := newPathTemplate(cfg.PathTemplate, cfg.CombinedFile, cfg.RolloutsFile, cfg.ServiceMap.JSONFile, cfg.ServiceMap.MarkdownFile)
-	tmpl.rotated = cfg.CombinedFile
+	tmpl := capturedir.NewTemplate(cfg.PathTemplate, cfg.CombinedFile, cfg.CombinedFile, cfg.RolloutsFile, cfg.ServiceMap.JSONFile, cfg.ServiceMap.MarkdownFile)
 	return &spansExporter{
 		cfg:      cfg,
 		keys:     keysOf(cfg),
@@ -105,7 +106,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		logs:     logs,
 		metrics:  m,
 		tmpl:     tmpl,
-		rot:      &rotation{maxBytes: int64(cfg.Rotation.MaxMegabytes) << 20, maxBackups: cfg.Rotation.MaxBackups},
+		rot:      &capturedir.Rotation{MaxBytes: int64(cfg.Rotation.MaxMegabytes) << 20, MaxBackups: cfg.Rotation.MaxBackups},
 		otlp:     cfg.Format == formatOTLPJSON,
 		write:    writeSeam(),
 		filePerm: filePerm,
@@ -113,7 +114,7 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		dedup:    dedup.NewWindow(cfg.DedupWindowSpans),
 		retry:    newRetryTable(),
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
-		names:    newNameCache(tmpl),
+		names:    capturedir.NewNameCache(tmpl, maxCachedNames),
 		split:    newRolloutSplits(cfg),
 	}, nil
 }
@@ -129,28 +130,30 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 	if e.cfg.CombinedFile != "" {
 		maxOpen -= e.cfg.journalDescriptors()
 	}
-	store, err := openFileStore(e.cfg.CaptureDir, e.filePerm, maxOpen, e.metrics)
+	store, err := capturedir.Open(e.cfg.CaptureDir, capturedir.Options{
+		FilePerm:     e.filePerm,
+		MaxOpenFiles: maxOpen,
+		Observer:     e.metrics,
+		Shared:       e.cfg.SharedCaptureDir,
+		Write:        e.write,
+		SyncfsAbove:  e.syncfsAbove,
+		Logger:       e.logger,
+	})
 	if err != nil {
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
-	store.write = e.write
 	if e.split != nil {
-		e.split.start(store.dirFD)
+		e.split.start(store.DirFD())
 	}
-	shared, err := sharedCaptureDir(e.cfg.SharedCaptureDir, store.dirFD)
-	if err != nil {
-		e.logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))
-	}
-	store.alone = !shared
-	store.startHolding(e.cfg.LockHold, e.commits.whenIdle)
-	e.commits.afterGroup = func() { store.expireKept(time.Now()) }
+	store.HoldLocks(e.cfg.LockHold, e.commits.whenIdle)
+	e.commits.afterGroup = func() { store.ExpireKept(time.Now()) }
 	fail := func(err error) error {
 		if e.journal != nil {
 			_ = e.journal.close(true)
 			e.journal = nil
-			e.metrics.openFilesChanged(-e.cfg.journalDescriptors())
+			e.metrics.OpenFilesChanged(-e.cfg.journalDescriptors())
 		}
-		_ = store.close()
+		_ = store.Close()
 		return fmt.Errorf("gymspans exporter: %w", err)
 	}
 	if e.cfg.ServiceMap.Enabled && e.sm == nil {
@@ -187,18 +190,18 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 // startJournal opens the journal index, completes the files of the
 // exporters that died before they wrote them (recover.go), and starts the
 // pending store.
-func (e *spansExporter) startJournal(store *fileStore) error {
-	dirFD, err := openJournalDir(store.dirFD, uint32(e.dirPerm.Perm()))
+func (e *spansExporter) startJournal(store *capturedir.Store) error {
+	dirFD, err := openJournalDir(store.DirFD(), uint32(e.dirPerm.Perm()))
 	if err != nil {
 		return err
 	}
-	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.filePerm, e.cfg.DedupWindowSpans, e.cfg.restOnly())
+	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.FilePerm(), e.cfg.DedupWindowSpans, e.cfg.restOnly())
 	if err != nil {
 		_ = unix.Close(dirFD)
 		return err
 	}
 	e.journal = j
-	e.metrics.openFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
+	e.metrics.OpenFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
 	e.pending = pending.NewStore(e.metrics.pendingChanged, e.cfg.MaxPendingBytes)
 	return e.newRecoverer(j).recoverDead(store)
 }
@@ -232,13 +235,13 @@ func (e *spansExporter) shutdown(context.Context) error {
 		// With everything written the index is no longer needed; else it is
 		// left for the next start to complete.
 		errs = append(errs, e.journal.close(err == nil))
-		e.metrics.openFilesChanged(-e.cfg.journalDescriptors())
+		e.metrics.OpenFilesChanged(-e.cfg.journalDescriptors())
 		if err == nil && e.sm != nil {
 			e.sm.forget(e.journal.id)
 			errs = append(errs, e.sm.flush())
 		}
 	}
-	errs = append(errs, store.close())
+	errs = append(errs, store.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("gymspans exporter: shutdown: %w", err)
 	}
@@ -258,7 +261,7 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	e.active.Add(1)
 	defer func() {
 		if e.active.Add(-1) == 0 {
-			store.idle()
+			store.Idle()
 		}
 	}()
 	if err := w.admit(ctx); err != nil {
@@ -288,7 +291,7 @@ func (e *spansExporter) kindOf(name string) string {
 }
 
 // rotationOf is the rotation of a file kind (only the combined file rotates).
-func (e *spansExporter) rotationOf(kind string) *rotation {
+func (e *spansExporter) rotationOf(kind string) *capturedir.Rotation {
 	if kind == fileKindCombined {
 		return e.rot
 	}
@@ -313,13 +316,13 @@ func (e *spansExporter) observe(b *batch, td ptrace.Traces) {
 
 // testSeam replaces write(2) in tests that build the exporter through the
 // factory.
-var testSeam sysWrite
+var testSeam capturedir.WriteFunc
 
-func writeSeam() sysWrite {
+func writeSeam() capturedir.WriteFunc {
 	if testSeam != nil {
 		return testSeam
 	}
-	return defaultWrite
+	return capturedir.Writev
 }
 
 // ensureDir creates a missing capture dir with perm (not subject to umask).

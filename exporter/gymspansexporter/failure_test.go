@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,7 @@ func (d *faultyDisk) write(name string, fd int, iovs [][]byte) (int, error) {
 		}
 		return n, nil
 	}
-	return defaultWrite(name, fd, iovs)
+	return capturedir.Writev(name, fd, iovs)
 }
 
 func (d *faultyDisk) set(full, short []string) {
@@ -286,15 +287,15 @@ func TestShortWriteIsContinued(t *testing.T) {
 			var calls int
 			e.write = func(name string, fd int, iovs [][]byte) (int, error) {
 				if name != "spans.jsonl" {
-					return defaultWrite(name, fd, iovs)
+					return capturedir.Writev(name, fd, iovs)
 				}
 				if calls++; calls == 1 {
-					return defaultWrite(name, fd, [][]byte{iovs[0][:len(iovs[0])/2]})
+					return capturedir.Writev(name, fd, [][]byte{iovs[0][:len(iovs[0])/2]})
 				}
 				if full {
 					return 0, unix.ENOSPC
 				}
-				return defaultWrite(name, fd, iovs)
+				return capturedir.Writev(name, fd, iovs)
 			}
 			startExporter(t, e)
 			td := gymTraces(1, 2, 4)

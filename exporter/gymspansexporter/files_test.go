@@ -4,7 +4,6 @@
 package gymspansexporter
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -16,41 +15,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"pgregory.net/rapid"
 )
-
-func TestTornTailIsCut(t *testing.T) {
-	for _, tc := range []struct{ name, before, kept string }{
-		{"after whole lines", "{\"a\":1}\n{\"b\":2}\n{\"tor", "{\"a\":1}\n{\"b\":2}\n"},
-		{"only a torn line", "{\"torn", ""},
-		{"torn line longer than one read", "{\"a\":1}\n" + strings.Repeat("x", 200_000), "{\"a\":1}\n"},
-		{"clean", "{\"a\":1}\n", "{\"a\":1}\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, tel := newTestExporter(t, nil)
-			path := filepath.Join(e.cfg.CaptureDir, "spans.jsonl")
-			require.NoError(t, os.WriteFile(path, []byte(tc.before), 0o640))
-			startExporter(t, e)
-			td := gymTraces(1, 1, 3)
-			require.NoError(t, e.pushTraces(context.Background(), td))
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			require.True(t, strings.HasPrefix(string(data), tc.kept))
-			assert.Len(t, readLines(t, path), strings.Count(tc.kept, "\n")+3)
-			torn := int64(0)
-			if tc.kept != tc.before {
-				torn = 1
-			}
-			assert.Equal(t, torn, sum(metricByAttr(t, tel, metricTornTails, "")))
-		})
-	}
-}
 
 // backupsOf lists spans.jsonl's rotated backups, oldest first.
 func backupsOf(t testing.TB, dir string) []string {
@@ -58,7 +29,7 @@ func backupsOf(t testing.TB, dir string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, e := range ents {
-		if isBackupName("spans.jsonl", e.Name()) {
+		if capturedir.IsBackupName("spans.jsonl", e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
@@ -105,47 +76,6 @@ func TestCombinedFileRotation(t *testing.T) {
 	}
 }
 
-// TestRotationLeavesFsyncToFlush: a rotation renames the combined file
-// without fsyncing it in the caller's append; the backup and the dir are
-// owed to the next flush, which syncs them (one at a time below the syncfs
-// threshold, or all with one syncfs above it) and owes nothing after.
-func TestRotationLeavesFsyncToFlush(t *testing.T) {
-	for _, tc := range []struct {
-		syncfsAbove int
-		wantSyncfs  int64
-	}{{1000, 0}, {0, 1}} {
-		t.Run(fmt.Sprint("syncfs_above_", tc.syncfsAbove), func(t *testing.T) {
-			e, tel := newTestExporter(t, func(c *Config) {
-				c.Rotation.MaxMegabytes = 1
-				c.Rotation.MaxBackups = 100
-				c.FlushInterval = time.Hour
-			})
-			startExporter(t, e)
-			e.store.syncfsAbove = tc.syncfsAbove
-			for i := 0; i < 5; i++ {
-				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
-			}
-			writePendingNow(t, e) // the rollout files too, so that no flush writes them after the fsync below
-			backups := backupsOf(t, e.cfg.CaptureDir)
-			require.NotEmpty(t, backups)
-			e.store.mu.Lock()
-			for _, b := range backups {
-				assert.Contains(t, e.store.closedDirty, b)
-			}
-			assert.True(t, e.store.dirDirty)
-			e.store.mu.Unlock()
-
-			require.NoError(t, e.store.flush())
-			e.store.mu.Lock()
-			assert.Empty(t, e.store.closedDirty)
-			assert.False(t, e.store.dirDirty)
-			e.store.mu.Unlock()
-			assert.Equal(t, tc.wantSyncfs, e.store.syncfsCalls.Load())
-			assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
-		})
-	}
-}
-
 // countFDsInside counts this process's descriptors that resolve inside dir
 // (the dir itself included).
 func countFDsInside(t testing.TB, dir string) int {
@@ -176,7 +106,7 @@ func TestOpenFilesBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		syncfsAbove int
-	}{{"fsync per file", math.MaxInt}, {"syncfs", syncfsThreshold}} {
+	}{{"fsync per file", math.MaxInt}, {"syncfs", 0}} { // 0: the store's threshold
 		t.Run(tc.name, func(t *testing.T) { testOpenFilesBounded(t, tc.syncfsAbove) })
 	}
 }
@@ -192,23 +122,20 @@ func testOpenFilesBounded(t *testing.T, syncfsAbove int) {
 		c.MaxOpenFiles = 64
 		c.FlushInterval = 1e6 // 1ms
 	})
-	var store *fileStore // set once started (shutdown clears e.store while the flusher writes)
+	var store *capturedir.Store // set once started (shutdown clears e.store while the flusher writes)
 	e.write = func(name string, fd int, p [][]byte) (int, error) {
-		// The store opens and closes descriptors only under its lock:
-		// holding it gives a consistent count.
+		// The store opens and closes descriptors only while it is not
+		// steady: inside Steady the count is consistent.
 		mu.Lock()
-		store.mu.Lock()
-		n := countFDsInside(t, dir)
-		store.mu.Unlock()
+		n := 0
+		store.Steady(func() { n = countFDsInside(t, dir) })
 		peak = max(peak, n)
 		mu.Unlock()
-		return defaultWrite(name, fd, p)
+		return capturedir.Writev(name, fd, p)
 	}
+	e.syncfsAbove = syncfsAbove
 	startExporter(t, e)
 	store = e.store
-	e.store.mu.Lock()
-	e.store.syncfsAbove = syncfsAbove
-	e.store.mu.Unlock()
 	for b := 0; b < rollouts/perBatch; b++ {
 		td := ptrace.NewTraces()
 		rs := td.ResourceSpans().AppendEmpty()
@@ -335,7 +262,7 @@ func TestTwoProcessesAppend(t *testing.T) {
 // separate lines than one writev takes; a failure in the second call cuts
 // the first call's bytes too.
 func TestManyLinesPerFile(t *testing.T) {
-	const n = 2*iovMax + 100
+	const n = 2*capturedir.IovMax + 100
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 	for i := 0; i < 2*n; i++ {
@@ -348,19 +275,19 @@ func TestManyLinesPerFile(t *testing.T) {
 	calls := 0
 	e, _ := newTestExporter(t, func(c *Config) { c.CombinedFile = "" })
 	e.write = func(name string, fd int, iovs [][]byte) (int, error) {
-		require.LessOrEqual(t, len(iovs), iovMax)
+		require.LessOrEqual(t, len(iovs), capturedir.IovMax)
 		n := 0
 		for _, b := range iovs {
 			n += len(b)
 		}
-		require.LessOrEqual(t, n, maxWriteBytes)
+		require.LessOrEqual(t, n, capturedir.MaxWriteBytes)
 		if name == "r1.spans.jsonl" {
 			calls++
 			if calls == 2 {
 				return 0, fmt.Errorf("injected: %w", os.ErrDeadlineExceeded)
 			}
 		}
-		return defaultWrite(name, fd, iovs)
+		return capturedir.Writev(name, fd, iovs)
 	}
 	startExporter(t, e)
 	require.Error(t, e.pushTraces(context.Background(), td))
@@ -368,59 +295,6 @@ func TestManyLinesPerFile(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(e.cfg.CaptureDir, "r1.spans.jsonl"))
 	require.NoError(t, err)
 	assert.Empty(t, data, "the first writev's lines were cut with the failed second")
-}
-
-// writeChunks hands out every byte once, in order, in chunks of at most
-// iovMax buffers and maxWriteBytes bytes, and leaves the caller's buffers
-// as they were.
-func TestWriteChunks(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		sizes := rapid.SliceOfN(rapid.OneOf(
-			rapid.IntRange(0, 200),
-			rapid.IntRange(maxWriteBytes-2, maxWriteBytes+2),
-			rapid.IntRange(2*maxWriteBytes, 3*maxWriteBytes+7),
-		), 0, 12).Draw(t, "sizes")
-		if rapid.Bool().Draw(t, "many") {
-			for i := 0; i < iovMax+rapid.IntRange(1, 50).Draw(t, "more"); i++ {
-				sizes = append(sizes, i%7)
-			}
-		}
-		var data [][]byte
-		var want []byte
-		for i, n := range sizes {
-			b := bytes.Repeat([]byte{byte('a' + i%26)}, n)
-			data = append(data, b)
-			want = append(want, b...)
-		}
-		before := append([][]byte(nil), data...)
-		var got []byte
-		w := writeChunks{data: data, left: len(want)}
-		for {
-			chunk, n := w.next()
-			if chunk == nil {
-				break
-			}
-			if len(chunk) > iovMax {
-				t.Fatalf("%d buffers in one write", len(chunk))
-			}
-			sum := 0
-			for _, b := range chunk {
-				sum += len(b)
-				got = append(got, b...)
-			}
-			if sum != n || n > maxWriteBytes {
-				t.Fatalf("chunk of %d bytes reported as %d (bound %d)", sum, n, maxWriteBytes)
-			}
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("chunks hold %d bytes, want %d (or differ)", len(got), len(want))
-		}
-		for i := range data {
-			if len(data[i]) != len(before[i]) || (len(data[i]) > 0 && &data[i][0] != &before[i][0]) {
-				t.Fatalf("buffer %d changed", i)
-			}
-		}
-	})
 }
 
 // TestRemovedFileIsRecreated (shared_capture_dir on): a user removes a rollout's file while the
@@ -441,85 +315,6 @@ func TestRemovedFileIsRecreated(t *testing.T) {
 	assert.Len(t, readLines(t, filepath.Join(e.cfg.CaptureDir, "spans.jsonl")), 3)
 }
 
-// TestFlushSyncfsAboveThreshold: a flush with more than syncfsThreshold
-// files to sync makes one syncfs and forgets them all; with fewer, it
-// fsyncs each (evicted ones reopened) and makes no syncfs.
-func TestFlushSyncfsAboveThreshold(t *testing.T) {
-	for _, tc := range []struct {
-		rollouts   int
-		wantSyncfs int64
-	}{{syncfsThreshold / 2, 0}, {syncfsThreshold * 3, 1}} {
-		t.Run(fmt.Sprint(tc.rollouts), func(t *testing.T) {
-			e, tel := newTestExporter(t, func(c *Config) {
-				c.MaxOpenFiles = 4 + 3 // most rollout files are evicted while dirty
-				c.FlushInterval = time.Hour
-			})
-			startExporter(t, e)
-			ids := make([]string, tc.rollouts)
-			for i := range ids {
-				ids[i] = fmt.Sprintf("r%d", i)
-			}
-			require.NoError(t, e.pushTraces(context.Background(), spansWithRollouts("", ids)))
-			writePendingNow(t, e)
-			e.store.mu.Lock()
-			require.NotEmpty(t, e.store.closedDirty)
-			e.store.mu.Unlock()
-
-			require.NoError(t, e.store.flush())
-			assert.Equal(t, tc.wantSyncfs, e.store.syncfsCalls.Load())
-			e.store.mu.Lock()
-			assert.Empty(t, e.store.closedDirty)
-			for n, h := range e.store.handles {
-				assert.False(t, h.dirty, n)
-			}
-			e.store.mu.Unlock()
-			assert.Zero(t, sum(metricByAttr(t, tel, metricFsyncErrors, "")))
-		})
-	}
-}
-
-// rotationWatcher is a storeObserver that, when the store reports a
-// rotation, checks whether the rotated name already leads to a file.
-type rotationWatcher struct {
-	dir    string
-	exists []bool
-}
-
-func (w *rotationWatcher) rotated(name string) {
-	_, err := os.Lstat(filepath.Join(w.dir, name))
-	w.exists = append(w.exists, err == nil)
-}
-func (*rotationWatcher) tornTailCut(string)        {}
-func (*rotationWatcher) openFilesChanged(int)      {}
-func (*rotationWatcher) fsyncFailed(string, error) {}
-func (*rotationWatcher) opened(string, bool)       {}
-func (*rotationWatcher) locked(string)             {}
-func (*rotationWatcher) tailRead(string)           {}
-func (*rotationWatcher) statted(string)            {}
-func (*rotationWatcher) appended(string)           {}
-
-// TestRotationCreatesTheNewFileAtOnce: when a rotation renames the combined
-// file away, the new, empty file is already there as it is reported (a
-// reader following the name sees no gap, and a kill right after the rename
-// leaves the file in place), and the append that rotated lands in it.
-func TestRotationCreatesTheNewFileAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	w := &rotationWatcher{dir: dir}
-	s, err := openFileStore(dir, 0o640, 16, w)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.close()) }()
-	rot := &rotation{maxBytes: 10, maxBackups: 5}
-	line := []byte("0123456789\n")
-	for i := 0; i < 3; i++ {
-		require.NoError(t, s.appendLines("spans.jsonl", [][]byte{line}, len(line), appendOpts{kind: fileKindCombined, rot: rot}))
-	}
-	assert.Equal(t, []bool{true, true}, w.exists)
-	assert.Len(t, readLines(t, filepath.Join(dir, "spans.jsonl")), 1)
-	st, err := os.Stat(filepath.Join(dir, "spans.jsonl"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
-}
-
 // TestOpenFilesCountsTheIndex: the open_files gauge counts every
 // descriptor the exporter holds inside the capture dir but the dir's own,
 // the journal index's included.
@@ -530,9 +325,8 @@ func TestOpenFilesCountsTheIndex(t *testing.T) {
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), withoutRoots(gymTraces(1, 2, 3))))
 	writePendingNow(t, e)
-	e.store.mu.Lock()
-	inside := countFDsInside(t, dir)
-	e.store.mu.Unlock()
+	inside := 0
+	e.store.Steady(func() { inside = countFDsInside(t, dir) })
 	assert.Equal(t, int64(inside-1), sum(metricByAttr(t, tel, metricOpenFiles, "")))
 	require.NoError(t, e.shutdown(context.Background()))
 	assert.Zero(t, sum(metricByAttr(t, tel, metricOpenFiles, "")))

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.uber.org/zap"
 )
@@ -18,7 +19,7 @@ import (
 //	every flush_interval (issue #29: one wake-up per interval, not one per
 //	  file): every pending file (internal/pending), one append each → their
 //	  rollouts.jsonl lines → close the finished rollouts' files → fsync the
-//	  journal index, then every file written (files.go) → done record →
+//	  journal index, then every file written (internal/capturedir) → done record →
 //	  service map (with its journal position) → index segments
 //	on a wake (the pending bytes reached max_pending_bytes): every pending
 //	  file, the same way, without the fsyncs
@@ -30,13 +31,13 @@ import (
 type flusher struct {
 	mu      sync.Mutex // one flush at a time (the loop's, shutdown's, a test's)
 	e       *spansExporter
-	store   *fileStore
+	store   *capturedir.Store
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
 }
 
-func newFlusher(e *spansExporter, store *fileStore) *flusher {
+func newFlusher(e *spansExporter, store *capturedir.Store) *flusher {
 	return &flusher{e: e, store: store, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
@@ -84,7 +85,7 @@ func (f *flusher) tick() error {
 		// The extents before the files they describe (a power loss must not
 		// keep lines of the combined file no extent names).
 		if err := e.journal.sync(); err != nil {
-			e.metrics.fsyncFailed(journalDir, err) // counted with the files' fsyncs
+			e.metrics.FsyncFailed(journalDir, err) // counted with the files' fsyncs
 			errs = append(errs, err)
 		}
 	}
@@ -92,7 +93,7 @@ func (f *flusher) tick() error {
 	if e.pending != nil {
 		done = e.pending.Done()
 	}
-	if err := f.store.flush(); err != nil { // counted and logged by the store
+	if err := f.store.Flush(); err != nil { // counted and logged by the store
 		errs = append(errs, err)
 	} else if e.journal != nil {
 		if err := e.journal.markDone(done); err != nil {
@@ -134,12 +135,12 @@ func (f *flusher) writePending(due func(*pending.File) bool) {
 	rootSize, rootLines, lines, bytes := 0, 0, 0, 0
 	for _, pf := range files {
 		if pf.Bytes > 0 {
-			err := f.store.appendLines(pf.Name, pf.Parts, pf.Bytes, appendOpts{kind: fileKindRollout})
+			err := f.store.Append(pf.Name, pf.Parts, pf.Bytes, capturedir.AppendOpts{Kind: fileKindRollout})
 			switch {
 			case err == nil:
 				lines += pf.Lines
 				bytes += pf.Bytes
-			case errors.Is(err, errUnsafeFile):
+			case errors.Is(err, capturedir.ErrUnsafeFile):
 				// A symlink or other planted file under a rollout's name: never
 				// written through; its spans are in the combined file.
 				e.metrics.reject(rejectUnsafeFile, pf.Spans)
@@ -172,7 +173,7 @@ func (f *flusher) writePending(due func(*pending.File) bool) {
 		for i, pf := range rootFiles {
 			roots[i] = pf.Roots
 		}
-		err := f.store.appendLines(e.cfg.RolloutsFile, roots, rootSize, appendOpts{kind: fileKindRollouts})
+		err := f.store.Append(e.cfg.RolloutsFile, roots, rootSize, capturedir.AppendOpts{Kind: fileKindRollouts})
 		if err != nil {
 			e.metrics.writeFailed(fileKindRollouts)
 			e.logs.warn("rollouts_write", "appending to the rollouts file failed; its lines stay pending for the next flush", zap.Error(err))
@@ -187,7 +188,7 @@ func (f *flusher) writePending(due func(*pending.File) bool) {
 	}
 	for _, pf := range written {
 		if pf.Finished && pf.Name != "" && !p.IsPending(pf.Name) {
-			f.store.retire(pf.Name)
+			f.store.Retire(pf.Name)
 		}
 	}
 	p.Written(written)
@@ -200,7 +201,7 @@ func (f *flusher) toCombined(pf *pending.File) bool {
 	e := f.e
 	var err error
 	if !e.commits.whenIdle(func() {
-		err = f.store.appendLines(e.cfg.CombinedFile, pf.Parts, pf.Bytes, appendOpts{kind: fileKindCombined, rot: e.rot})
+		err = f.store.Append(e.cfg.CombinedFile, pf.Parts, pf.Bytes, capturedir.AppendOpts{Kind: fileKindCombined, Rotate: e.rot})
 	}) {
 		return false // a push is writing: the next flush tries again
 	}

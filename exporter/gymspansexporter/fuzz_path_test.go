@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
@@ -40,17 +42,17 @@ func FuzzRolloutPath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, rollout, run string, tmpl uint8) {
 		template := fuzzTemplates[int(tmpl)%len(fuzzTemplates)]
-		pt := newPathTemplate(template, "spans.jsonl", "rollouts.jsonl", "service_map.json", "service_map.md")
-		pt.rotated = "spans.jsonl"
-		name, reason := pt.render(run, rollout)
+		reserved := []string{"spans.jsonl", "rollouts.jsonl", "service_map.json", "service_map.md"}
+		pt := capturedir.NewTemplate(template, "spans.jsonl", reserved...)
+		name, reason := pt.Render(run, rollout)
 		usesRun := strings.Contains(template, "{run_id}")
 		want := strings.NewReplacer("{rollout_id}", rollout, "{run_id}", run).Replace(template)
 		if reason != "" {
 			if name != "" {
 				t.Fatalf("rejected (%s) yet named %q", reason, name)
 			}
-			ownFile := pt.reserved[want] || isBackupName("spans.jsonl", want)
-			if gymconv.SafeFileID(rollout) && (!usesRun || gymconv.SafeFileID(run)) && len(want) <= maxFileNameBytes && !ownFile {
+			ownFile := slices.Contains(reserved, want) || capturedir.IsBackupName("spans.jsonl", want)
+			if gymconv.SafeFileID(rollout) && (!usesRun || gymconv.SafeFileID(run)) && len(want) <= capturedir.MaxNameBytes && !ownFile {
 				t.Fatalf("valid ids %q/%q rejected (%s) by %q", run, rollout, reason, template)
 			}
 			return
@@ -60,8 +62,8 @@ func FuzzRolloutPath(f *testing.F) {
 		}
 		const capture = "/capture/dir"
 		p := filepath.Join(capture, name)
-		if !isPlainFileName(name) || filepath.Dir(p) != capture || len(name) > maxFileNameBytes ||
-			strings.ContainsAny(name, "/\\\x00") || pt.reserved[name] || isBackupName("spans.jsonl", name) {
+		if !isPlainFileName(name) || filepath.Dir(p) != capture || len(name) > capturedir.MaxNameBytes ||
+			strings.ContainsAny(name, "/\\\x00") || slices.Contains(reserved, name) || capturedir.IsBackupName("spans.jsonl", name) {
 			t.Fatalf("run %q rollout %q -> %q (%s) is not a plain new name inside the capture dir", run, rollout, name, p)
 		}
 		if name != want {

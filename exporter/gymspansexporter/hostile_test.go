@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 )
 
 // Hostile shapes (issue #8) through the exporter made by the factory into a
@@ -322,7 +324,7 @@ func TestHostileManyRolloutFiles(t *testing.T) {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, "task") && strings.HasSuffix(name, ".spans.jsonl"):
 			rolloutFiles++
-		case name == "spans.jsonl", name == "rollouts.jsonl", isBackupName("spans.jsonl", name):
+		case name == "spans.jsonl", name == "rollouts.jsonl", capturedir.IsBackupName("spans.jsonl", name):
 			// The combined file rotates (100 MiB) at the full size.
 		case name == journalDir:
 			index, err := os.ReadDir(filepath.Join(capture, name))

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
@@ -285,7 +286,7 @@ func readFileAt(dirFD int, name string) ([]byte, error) {
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("open %s: %w", name, errUnsafeFile)
+		return nil, fmt.Errorf("open %s: %w", name, capturedir.ErrUnsafeFile)
 	}
 	data := make([]byte, st.Size)
 	n, err := f.ReadAt(data, 0)

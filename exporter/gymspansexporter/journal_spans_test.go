@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
@@ -156,7 +157,7 @@ func TestRestCombinedFailureCancels(t *testing.T) {
 		if name == "spans.jsonl" && full {
 			return 0, unix.ENOSPC
 		}
-		return defaultWrite(name, fd, iovs)
+		return capturedir.Writev(name, fd, iovs)
 	}
 	startExporter(t, a)
 	pauseFlusher(t, a)

@@ -181,18 +181,4 @@ func TestValidIDProperty(t *testing.T) {
 	assert.False(t, gymconv.SafeFileID(strings.Repeat("a", 201)))
 }
 
-func TestTemplateReservesOtherFiles(t *testing.T) {
-	pt := newPathTemplate("{rollout_id}.jsonl", "spans.jsonl", "rollouts.jsonl")
-	pt.rotated = "spans.jsonl"
-	for _, id := range []string{"spans", "rollouts", "spans-2026-08-21T12-00-00.000000000"} {
-		_, reason := pt.render("", id)
-		assert.Equal(t, rejectRolloutID, reason, id)
-	}
-	name, reason := pt.render("", "12-3")
-	assert.Empty(t, reason)
-	assert.Equal(t, "12-3.jsonl", name)
-	_, reason = newPathTemplate("{run_id}-{rollout_id}").render(strings.Repeat("r", 200), strings.Repeat("x", 200))
-	assert.Equal(t, rejectRolloutID, reason, "names over 255 bytes are refused")
-}
-
 func attributeKey(k string) attribute.Key { return attribute.Key(k) }

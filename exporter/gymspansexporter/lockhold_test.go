@@ -32,7 +32,7 @@ func openAsOther(t *testing.T, path string) *os.File {
 func keptLocks(t *testing.T, e *spansExporter) int {
 	t.Helper()
 	n := -1
-	require.True(t, e.commits.whenIdle(func() { n = len(e.store.kept) }))
+	require.True(t, e.commits.whenIdle(func() { n, _ = e.store.KeptLocks() }))
 	return n
 }
 
@@ -125,15 +125,15 @@ func TestLockHoldExpiry(t *testing.T) {
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(1, 1, 3)))
 	var first time.Time
-	require.True(t, e.commits.whenIdle(func() { first = e.store.kept[0].at }))
+	require.True(t, e.commits.whenIdle(func() { _, first = e.store.KeptLocks() }))
 	require.NoError(t, e.pushTraces(context.Background(), gymTraces(2, 2, 3))) // 0-1 is locked later
 	require.Equal(t, 2, keptLocks(t, e))
 	a := openAsOther(t, filepath.Join(e.cfg.CaptureDir, "0-0.spans.jsonl"))
 	b := openAsOther(t, filepath.Join(e.cfg.CaptureDir, "0-1.spans.jsonl"))
 
-	require.True(t, e.commits.whenIdle(func() { e.store.expireKept(first.Add(time.Hour - 1)) }))
+	require.True(t, e.commits.whenIdle(func() { e.store.ExpireKept(first.Add(time.Hour - 1)) }))
 	assert.ErrorIs(t, tryLock(a), unix.EWOULDBLOCK, "kept for less than lock_hold")
-	require.True(t, e.commits.whenIdle(func() { e.store.expireKept(first.Add(time.Hour)) }))
+	require.True(t, e.commits.whenIdle(func() { e.store.ExpireKept(first.Add(time.Hour)) }))
 	assert.NoError(t, tryLock(a), "kept for lock_hold")
 	assert.ErrorIs(t, tryLock(b), unix.EWOULDBLOCK, "locked after the first")
 	assert.Equal(t, 1, keptLocks(t, e))

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/metadata"
 )
 
@@ -37,8 +38,8 @@ func fileKindIndex(kind string) int {
 // Values of the "reason" attribute of rejected_spans: why a span with a
 // rollout id went to the combined file only.
 const (
-	rejectRolloutID  = "invalid_rollout_id"
-	rejectRunID      = "invalid_run_id"
+	rejectRolloutID  = capturedir.RejectRolloutID
+	rejectRunID      = capturedir.RejectRunID
 	rejectUnsafeFile = "unsafe_file"
 )
 
@@ -89,37 +90,39 @@ func (m *exporterMetrics) writeFailed(kind string) {
 	m.ExporterGymspansWriteErrors.Add(context.Background(), 1, m.kindSets[kind])
 }
 
-// storeObserver
+// capturedir.Observer
 
-func (m *exporterMetrics) statted(kind string) {
+var _ capturedir.Observer = (*exporterMetrics)(nil)
+
+func (m *exporterMetrics) Statted(kind string) {
 	m.ExporterGymspansFileStats.Add(context.Background(), 1, m.kindSets[kind])
 }
 
-func (m *exporterMetrics) tailRead(string) { m.ExporterGymspansTailReads.Add(context.Background(), 1) }
+func (m *exporterMetrics) TailRead(string) { m.ExporterGymspansTailReads.Add(context.Background(), 1) }
 
-func (m *exporterMetrics) tornTailCut(name string) {
+func (m *exporterMetrics) TornTailCut(name string) {
 	m.ExporterGymspansTornTailsCut.Add(context.Background(), 1)
 	m.logger.warn("torn", "cut a torn last line (left by a crash) before appending", zap.String("file", name))
 }
 
-func (m *exporterMetrics) rotated(string) { m.ExporterGymspansRotations.Add(context.Background(), 1) }
+func (m *exporterMetrics) Rotated(string) { m.ExporterGymspansRotations.Add(context.Background(), 1) }
 
-func (m *exporterMetrics) openFilesChanged(delta int) {
+func (m *exporterMetrics) OpenFilesChanged(delta int) {
 	m.ExporterGymspansOpenFiles.Add(context.Background(), int64(delta))
 }
 
-func (m *exporterMetrics) opened(kind string, created bool) {
+func (m *exporterMetrics) Opened(kind string, created bool) {
 	m.ExporterGymspansFileOpens.Add(context.Background(), 1, m.kindSets[kind])
 	if created {
 		m.ExporterGymspansFileCreates.Add(context.Background(), 1, m.kindSets[kind])
 	}
 }
 
-func (m *exporterMetrics) locked(kind string) {
+func (m *exporterMetrics) Locked(kind string) {
 	m.ExporterGymspansFileLocks.Add(context.Background(), 1, m.kindSets[kind])
 }
 
-func (m *exporterMetrics) appended(kind string) {
+func (m *exporterMetrics) Appended(kind string) {
 	m.ExporterGymspansFileAppends.Add(context.Background(), 1, m.kindSets[kind])
 }
 
@@ -141,7 +144,7 @@ func (m *exporterMetrics) recoveredLines(kind string, n int) {
 	}
 }
 
-func (m *exporterMetrics) fsyncFailed(name string, err error) {
+func (m *exporterMetrics) FsyncFailed(name string, err error) {
 	m.ExporterGymspansFsyncErrors.Add(context.Background(), 1)
 	m.logger.warn("fsync", "fsync failed", zap.String("file", name), zap.Error(err))
 }

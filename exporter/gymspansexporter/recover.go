@@ -35,6 +35,7 @@ import (
 	"hash/crc32"
 	"os"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -55,7 +56,7 @@ type recoverer struct {
 	sm      *serviceMapObserver // nil when off
 	dedup   *dedup.Window       // nil with dedup_window_spans 0
 	keys    attrKeys
-	tmpl    *pathTemplate
+	tmpl    *capturedir.Template
 	otlp    bool
 	// encode encodes recovered spans as the OTLP/JSON line of a file.
 	encode func(td ptrace.Traces, name string) []byte
@@ -76,7 +77,7 @@ func (e *spansExporter) newRecoverer(journal *journalIndex) *recoverer {
 }
 
 // recoverDead completes the files of every dead exporter's journal.
-func (rec *recoverer) recoverDead(store *fileStore) error {
+func (rec *recoverer) recoverDead(store *capturedir.Store) error {
 	dead, err := findDeadIndexes(rec.journal.dirFD, rec.journal.id)
 	if err != nil {
 		return fmt.Errorf("journal index: %w", err)
@@ -122,7 +123,7 @@ type recoveredSpan struct {
 	span ptrace.Span
 }
 
-func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
+func (rec *recoverer) recoverIndex(store *capturedir.Store, d *deadIndex) error {
 	if err := d.read(rec.journal.dirFD); err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
 			return err
 		}
 	}
-	if err := store.flush(); err != nil {
+	if err := store.Flush(); err != nil {
 		return err
 	}
 	if rec.dedup != nil && len(rc.keys) > 0 {
@@ -208,18 +209,18 @@ func (rec *recoverer) recoverIndex(store *fileStore, d *deadIndex) error {
 }
 
 // journalFiles names the combined file and its rotated backups by inode.
-func (rec *recoverer) journalFiles(store *fileStore) (map[uint64]string, error) {
-	names, err := readDirNames(store.dirFD)
+func (rec *recoverer) journalFiles(store *capturedir.Store) (map[uint64]string, error) {
+	names, err := readDirNames(store.DirFD())
 	if err != nil {
 		return nil, fmt.Errorf("list capture dir: %w", err)
 	}
 	out := map[uint64]string{}
 	for _, n := range names {
-		if n != rec.combined && !isBackupName(rec.combined, n) {
+		if n != rec.combined && !capturedir.IsBackupName(rec.combined, n) {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstatat(store.dirFD, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if unix.Fstatat(store.DirFD(), n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
 		out[st.Ino] = n
@@ -232,7 +233,7 @@ func (rec *recoverer) journalFiles(store *fileStore) (map[uint64]string, error) 
 // max_open_files (the extents come in journal order, so a file is opened
 // about once).
 type journalReader struct {
-	store *fileStore
+	store *capturedir.Store
 	names map[uint64]string
 	ino   uint64
 	f     *os.File
@@ -248,22 +249,16 @@ func (r *journalReader) file(ino uint64) *os.File {
 	if !ok {
 		return nil
 	}
-	s := r.store
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reserveLocked()
-	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	f, err := r.store.OpenRead(n)
 	if err != nil {
-		s.unreserveLocked()
 		return nil
 	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Ino != ino {
-		_ = unix.Close(fd) // renamed since it was listed
-		s.unreserveLocked()
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Ino != ino {
+		r.store.CloseRead(f) // renamed since it was listed
 		return nil
 	}
-	r.f, r.ino = os.NewFile(uintptr(fd), n), ino
+	r.f, r.ino = f, ino
 	return r.f
 }
 
@@ -272,11 +267,7 @@ func (r *journalReader) close() {
 	if r.f == nil {
 		return
 	}
-	s := r.store
-	s.mu.Lock()
-	_ = r.f.Close()
-	s.unreserveLocked()
-	s.mu.Unlock()
+	r.store.CloseRead(r.f)
 	r.f = nil
 }
 
@@ -364,7 +355,7 @@ func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.T
 				if rollout == "" {
 					continue
 				}
-				name, reason := rec.tmpl.render(run, rollout)
+				name, reason := rec.tmpl.Render(run, rollout)
 				if reason != "" {
 					continue
 				}
@@ -394,13 +385,13 @@ func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.T
 
 // completeFiles appends to each rollout file, then rollouts.jsonl, what
 // they lack of rc.
-func (rec *recoverer) completeFiles(store *fileStore, rc *recovered) error {
+func (rec *recoverer) completeFiles(store *capturedir.Store, rc *recovered) error {
 	var errs []error
 	lines := 0
 	for _, name := range rc.order {
 		rf := rc.files[name]
 		n, err := rec.completeFile(store, name, rf)
-		if errors.Is(err, errUnsafeFile) {
+		if errors.Is(err, capturedir.ErrUnsafeFile) {
 			continue // never written through; the spans are in the combined file
 		}
 		if err != nil {
@@ -420,7 +411,7 @@ func (rec *recoverer) completeFiles(store *fileStore, rc *recovered) error {
 }
 
 // completeFile appends the lines of rf that name's tail lacks.
-func (rec *recoverer) completeFile(store *fileStore, name string, rf *recoveredFile) (int, error) {
+func (rec *recoverer) completeFile(store *capturedir.Store, name string, rf *recoveredFile) (int, error) {
 	written := 0
 	size := rf.size
 	if len(rf.spans) > 0 {
@@ -468,7 +459,7 @@ func (rec *recoverer) completeFile(store *fileStore, name string, rf *recoveredF
 		line := rec.encode(td, name)
 		return [][]byte{line}, len(line), nil
 	}
-	err := store.appendLines(name, nil, 0, appendOpts{kind: fileKindRollout, prepare: prepare})
+	err := store.Append(name, nil, 0, capturedir.AppendOpts{Kind: fileKindRollout, Prepare: prepare})
 	return written, err
 }
 
@@ -490,7 +481,7 @@ func (e *spansExporter) encodeRecovered(td ptrace.Traces, name string) []byte {
 }
 
 // completeRoots appends the rollouts.jsonl lines its tail lacks.
-func (rec *recoverer) completeRoots(store *fileStore, roots [][]byte) (int, error) {
+func (rec *recoverer) completeRoots(store *capturedir.Store, roots [][]byte) (int, error) {
 	size, written := 0, 0
 	for _, r := range roots {
 		size += len(r)
@@ -517,7 +508,7 @@ func (rec *recoverer) completeRoots(store *fileStore, roots [][]byte) (int, erro
 		written = len(out)
 		return out, n, nil
 	}
-	err := store.appendLines(rec.rollouts, nil, 0, appendOpts{kind: fileKindRollouts, prepare: prepare})
+	err := store.Append(rec.rollouts, nil, 0, capturedir.AppendOpts{Kind: fileKindRollouts, Prepare: prepare})
 	return written, err
 }
 

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/internal/servicemap"
 )
 
@@ -53,17 +54,7 @@ func crash(t *testing.T, e *spansExporter) {
 	if !paused[f] {
 		f.mu.Lock() // after a flush in progress; never given back: no flush after the crash
 	}
-	store.mu.Lock()
-	for _, h := range store.handles {
-		_ = unix.Close(h.fd) // gives its lock back
-	}
-	store.handles = map[string]*handle{}
-	store.closed = true
-	if store.holdTimer != nil {
-		store.holdTimer.Stop()
-	}
-	_ = unix.Close(store.dirFD)
-	store.mu.Unlock()
+	store.Abandon() // every descriptor closed, which gives its lock back
 	require.NoError(t, e.journal.close(false))
 }
 
@@ -241,7 +232,7 @@ func TestRecoveryOfTornJournal(t *testing.T) {
 			_, _ = unix.Write(fd, p[:len(p)/2+7])
 			<-stuck // dies here
 		}
-		return defaultWrite(name, fd, iovs)
+		return capturedir.Writev(name, fd, iovs)
 	}
 	startExporter(t, a)
 	pauseFlusher(t, a)
@@ -505,7 +496,7 @@ func TestRecoveryWithinMaxOpenFiles(t *testing.T) {
 	peak := 0
 	b.write = func(name string, fd int, p [][]byte) (int, error) {
 		peak = max(peak, countFDsInside(t, dir))
-		return defaultWrite(name, fd, p)
+		return capturedir.Writev(name, fd, p)
 	}
 	startExporter(t, b)
 	require.NoError(t, b.shutdown(context.Background()))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 // TestAloneAppendsReadNothing (issue #29): alone in the capture dir (a
@@ -48,25 +47,4 @@ func TestAloneAppendsReadNothing(t *testing.T) {
 			assert.Zero(t, sum(metricByAttr(t, tel, metricTailReads, "")))
 		})
 	}
-}
-
-// TestSharedByDefaultOnNetworkFilesystems: unset, shared_capture_dir is
-// on for a network filesystem and off for a local one; set, it wins.
-func TestSharedByDefaultOnNetworkFilesystems(t *testing.T) {
-	fd, err := unix.Open(t.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	require.NoError(t, err)
-	defer unix.Close(fd)
-	var st unix.Statfs_t
-	require.NoError(t, unix.Fstatfs(fd, &st))
-	got, err := sharedCaptureDir(nil, fd)
-	require.NoError(t, err)
-	assert.Equal(t, networkFilesystems[int64(st.Type)], got) //nolint:unconvert // not int64 on every platform
-	assert.True(t, networkFilesystems[unix.NFS_SUPER_MAGIC])
-	on, off := true, false
-	got, err = sharedCaptureDir(&on, fd)
-	require.NoError(t, err)
-	assert.True(t, got)
-	got, err = sharedCaptureDir(&off, fd)
-	require.NoError(t, err)
-	assert.False(t, got)
 }

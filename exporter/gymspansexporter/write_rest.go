@@ -6,6 +6,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 import (
 	"fmt"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -76,8 +77,8 @@ func (w *restWriter) journalSpans(group []*batch) (uint64, error) {
 // rollout file), one append for the group.
 func (w *restWriter) writeRestLines(group []*batch) error {
 	e := w.e
-	e.commits.write(group, isCombined, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return w.store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true})
+	e.commits.write(group, isCombined, func(name string, iovs [][]byte, size int, rot *capturedir.Rotation) error {
+		return w.store.Append(name, iovs, size, capturedir.AppendOpts{Kind: fileKindCombined, Rotate: rot, Hold: true})
 	}, e.rotationOf)
 	for _, b := range group {
 		if b.combined != nil && b.combined.err != nil {

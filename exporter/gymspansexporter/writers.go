@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -35,7 +36,7 @@ type groupWriter interface {
 
 // newGroupWriter picks the writer of the configuration (journal mode when
 // start opened the journal).
-func (e *spansExporter) newGroupWriter(store *fileStore, f *flusher) groupWriter {
+func (e *spansExporter) newGroupWriter(store *capturedir.Store, f *flusher) groupWriter {
 	switch {
 	case e.journal != nil && e.cfg.restOnly():
 		return &restWriter{journalWriter: journalWriter{e: e, store: store, flush: f}}
@@ -51,7 +52,7 @@ func (e *spansExporter) newGroupWriter(store *fileStore, f *flusher) groupWriter
 // and the retry table remembers which files hold them (retry.go).
 type throughWriter struct {
 	e     *spansExporter
-	store *fileStore
+	store *capturedir.Store
 }
 
 func (w *throughWriter) admit(context.Context) error { return nil }
@@ -61,8 +62,8 @@ func (w *throughWriter) writeGroup(group []*batch) {
 	for _, b := range group {
 		e.encodeRoots(b)
 	}
-	e.commits.write(group, func(*fileBatch) bool { return true }, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return w.store.appendLines(name, iovs, size, appendOpts{kind: e.kindOf(name), rot: rot, hold: true})
+	e.commits.write(group, func(*fileBatch) bool { return true }, func(name string, iovs [][]byte, size int, rot *capturedir.Rotation) error {
+		return w.store.Append(name, iovs, size, capturedir.AppendOpts{Kind: e.kindOf(name), Rotate: rot, Hold: true})
 	}, e.rotationOf)
 }
 
@@ -75,7 +76,7 @@ func (w *throughWriter) appended(b *batch) []error {
 		case fb.err == nil:
 			fb.ok = true
 			n.add(fb)
-		case fb.kind == fileKindRollout && errors.Is(fb.err, errUnsafeFile):
+		case fb.kind == fileKindRollout && errors.Is(fb.err, capturedir.ErrUnsafeFile):
 			// A symlink or other planted file under a rollout's name: never
 			// write through it; the spans are in the combined file.
 			fb.ok = true
@@ -103,7 +104,7 @@ func (w *throughWriter) settled(b *batch, td ptrace.Traces, failed []bool) {
 // flusher writes them) and the spans to the service map.
 type journalWriter struct {
 	e      *spansExporter
-	store  *fileStore
+	store  *capturedir.Store
 	flush  *flusher
 	extent []byte // the writer's scratch for journal records
 }
@@ -139,8 +140,8 @@ func (w *journalWriter) writeGroup(group []*batch) {
 		seq = s
 		return err
 	}
-	e.commits.write(group, isCombined, func(name string, iovs [][]byte, size int, rot *rotation) error {
-		return w.store.appendLines(name, iovs, size, appendOpts{kind: fileKindCombined, rot: rot, hold: true, before: before})
+	e.commits.write(group, isCombined, func(name string, iovs [][]byte, size int, rot *capturedir.Rotation) error {
+		return w.store.Append(name, iovs, size, capturedir.AppendOpts{Kind: fileKindCombined, Rotate: rot, Hold: true, Before: before})
 	}, e.rotationOf)
 	w.queuePending(group, seq)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 )
 
@@ -72,12 +73,12 @@ func TestRetryTableSettle(t *testing.T) {
 // TestNameCacheRenders: the cache gives what the template renders, a
 // name or the reason there is none.
 func TestNameCacheRenders(t *testing.T) {
-	c := newNameCache(newPathTemplate("{run_id}.{rollout_id}.spans.jsonl", "spans.jsonl"))
+	c := capturedir.NewNameCache(capturedir.NewTemplate("{run_id}.{rollout_id}.spans.jsonl", "", "spans.jsonl"), maxCachedNames)
 	for range 2 { // rendered, then cached
-		name, reason := c.render([2]string{"run1", "0-0"})
+		name, reason := c.Render([2]string{"run1", "0-0"})
 		assert.Equal(t, "run1.0-0.spans.jsonl", name)
 		assert.Empty(t, reason)
-		name, reason = c.render([2]string{"run1", "../x"})
+		name, reason = c.Render([2]string{"run1", "../x"})
 		assert.Empty(t, name)
 		assert.Equal(t, rejectRolloutID, reason)
 	}

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"time"
@@ -27,7 +27,7 @@ import (
 // Another collector sharing the capture dir waits at most lock_hold (plus
 // the group being written) for a lock we keep:
 //   - the writer gives back every lock older than lock_hold after each
-//     group (expireKept), and a timer does it once no push is in flight
+//     group (ExpireKept), and a timer does it once no push is in flight
 //     (idle; it runs as the writer, through exclusive);
 //   - the writer never waits for a lock while keeping others: when a lock
 //     is taken elsewhere (LOCK_NB fails) it first gives back all it keeps.
@@ -51,7 +51,7 @@ type keptLock struct {
 // lockForAppend takes h's exclusive lock. The writer that keeps locks (hold)
 // never blocks while the store keeps other locks; an append that keeps none
 // (the rollout flusher's) holds no other lock while it waits.
-func (s *fileStore) lockForAppend(h *handle, hold bool) error {
+func (s *Store) lockForAppend(h *handle, hold bool) error {
 	if hold && s.holdFor > 0 {
 		err := eintr.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EWOULDBLOCK {
@@ -63,14 +63,14 @@ func (s *fileStore) lockForAppend(h *handle, hold bool) error {
 }
 
 // keep records that the lock just taken on h is kept after the append.
-func (s *fileStore) keep(h *handle, now time.Time) {
+func (s *Store) keep(h *handle, now time.Time) {
 	s.lockSeq++
 	h.locked, h.lockSeq = true, s.lockSeq
 	s.kept = append(s.kept, keptLock{h: h, seq: s.lockSeq, at: now})
 }
 
 // unlockNow gives back h's lock (h is pinned by the caller).
-func (s *fileStore) unlockNow(h *handle) {
+func (s *Store) unlockNow(h *handle) {
 	_ = eintr.Flock(h.fd, unix.LOCK_UN)
 	h.locked = false
 }
@@ -78,7 +78,7 @@ func (s *fileStore) unlockNow(h *handle) {
 // giveBackKept gives back every kept lock taken at or before cutoff (every
 // one when cutoff is zero) and returns when the oldest lock still kept was
 // taken (zero when none is).
-func (s *fileStore) giveBackKept(cutoff time.Time) time.Time {
+func (s *Store) giveBackKept(cutoff time.Time) time.Time {
 	n := 0
 	for _, k := range s.kept {
 		if !cutoff.IsZero() && k.at.After(cutoff) {
@@ -100,9 +100,9 @@ func (s *fileStore) giveBackKept(cutoff time.Time) time.Time {
 	return s.kept[0].at
 }
 
-// startHolding turns lock_hold on; exclusive runs f as the writer when no
+// HoldLocks turns lock_hold on; exclusive runs f as the writer when no
 // push is writing, and reports whether it did.
-func (s *fileStore) startHolding(holdFor time.Duration, exclusive func(f func()) bool) {
+func (s *Store) HoldLocks(holdFor time.Duration, exclusive func(f func()) bool) {
 	if holdFor <= 0 {
 		return
 	}
@@ -111,18 +111,18 @@ func (s *fileStore) startHolding(holdFor time.Duration, exclusive func(f func())
 	s.holdTimer.Stop()
 }
 
-// expireKept is run by the writer after each group: it gives back the locks
+// ExpireKept is run by the writer after each group: it gives back the locks
 // kept for lock_hold or longer, and returns when the oldest lock still kept
 // was taken (zero when none is).
-func (s *fileStore) expireKept(now time.Time) time.Time {
+func (s *Store) ExpireKept(now time.Time) time.Time {
 	return s.giveBackKept(now.Add(-s.holdFor))
 }
 
-// idle is called by the push that leaves the exporter with none in flight:
+// Idle is called by the push that leaves the exporter with none in flight:
 // the kept locks are given back lock_hold from now unless a push comes
 // first. While pushes keep coming, each postpones the timer and the writer
 // expires locks after each group, so a busy exporter is never woken by it.
-func (s *fileStore) idle() {
+func (s *Store) Idle() {
 	if s.holdTimer != nil {
 		s.holdTimer.Reset(s.holdFor)
 	}
@@ -131,7 +131,7 @@ func (s *fileStore) idle() {
 // onHoldTimer gives back the expired locks if no push is writing, and comes
 // again for the locks kept since. If a push is writing, it does nothing: the
 // writer expires locks after its group, and the last push out calls idle.
-func (s *fileStore) onHoldTimer() {
+func (s *Store) onHoldTimer() {
 	s.mu.Lock()
 	closed := s.closed // close gave every lock back
 	s.mu.Unlock()
@@ -140,8 +140,17 @@ func (s *fileStore) onHoldTimer() {
 	}
 	s.exclusive(func() {
 		now := time.Now()
-		if oldest := s.expireKept(now); !oldest.IsZero() {
+		if oldest := s.ExpireKept(now); !oldest.IsZero() {
 			s.holdTimer.Reset(oldest.Add(s.holdFor).Sub(now))
 		}
 	})
+}
+
+// KeptLocks is the number of locks kept and when the oldest was taken
+// (zero when none is). Called as the writer (inside exclusive).
+func (s *Store) KeptLocks() (int, time.Time) {
+	if len(s.kept) == 0 {
+		return 0, time.Time{}
+	}
+	return len(s.kept), s.kept[0].at
 }

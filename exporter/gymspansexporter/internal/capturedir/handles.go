@@ -1,11 +1,12 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"container/list"
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,23 +35,23 @@ type handle struct {
 
 // reserveLocked makes room for one more descriptor, evicting the least
 // recently used idle handle or waiting for one to become idle.
-func (s *fileStore) reserveLocked() {
+func (s *Store) reserveLocked() {
 	for s.open >= s.capacity {
 		if !s.evictLocked() {
 			s.cond.Wait()
 		}
 	}
 	s.open++
-	s.obs.openFilesChanged(1)
+	s.obs.OpenFilesChanged(1)
 }
 
-func (s *fileStore) unreserveLocked() {
+func (s *Store) unreserveLocked() {
 	s.open--
-	s.obs.openFilesChanged(-1)
+	s.obs.OpenFilesChanged(-1)
 	s.cond.Broadcast()
 }
 
-func (s *fileStore) evictLocked() bool {
+func (s *Store) evictLocked() bool {
 	for e := s.lru.Back(); e != nil; e = e.Prev() {
 		h := e.Value.(*handle)
 		if h.refs > 0 {
@@ -64,7 +65,7 @@ func (s *fileStore) evictLocked() bool {
 
 // dropLocked removes h from the cache; it is closed now if idle, else when
 // released. A dirty file is remembered for the next flush.
-func (s *fileStore) dropLocked(h *handle) {
+func (s *Store) dropLocked(h *handle) {
 	if h.retired {
 		return
 	}
@@ -80,7 +81,7 @@ func (s *fileStore) dropLocked(h *handle) {
 }
 
 // closeLocked closes h's descriptor, which gives back a kept lock.
-func (s *fileStore) closeLocked(h *handle) {
+func (s *Store) closeLocked(h *handle) {
 	if h.ino != 0 {
 		s.opened.Put(h.name, tailMark{ino: h.ino, end: h.ourEnd})
 	}
@@ -90,7 +91,7 @@ func (s *fileStore) closeLocked(h *handle) {
 }
 
 // acquire returns the cached handle of name, opening it when needed.
-func (s *fileStore) acquire(name, kind string) (*handle, error) {
+func (s *Store) acquire(name, kind string) (*handle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -107,7 +108,7 @@ func (s *fileStore) acquire(name, kind string) (*handle, error) {
 		s.unreserveLocked()
 		return nil, err
 	}
-	s.obs.opened(kind, created)
+	s.obs.Opened(kind, created)
 	h := &handle{name: name, fd: fd, refs: 1, ourEnd: -1, created: created}
 	if m, ok := s.opened.Get(name); ok && !created {
 		// Where this store's last append to the name ended: when the file
@@ -122,7 +123,7 @@ func (s *fileStore) acquire(name, kind string) (*handle, error) {
 // retire closes name's handle once it is idle (now, if it is): a rollout
 // whose root was written is done, and its descriptor is better spent on
 // one in flight than left to the least-recently-used order.
-func (s *fileStore) retire(name string) {
+func (s *Store) Retire(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h := s.handles[name]; h != nil {
@@ -130,7 +131,7 @@ func (s *fileStore) retire(name string) {
 	}
 }
 
-func (s *fileStore) release(h *handle) {
+func (s *Store) release(h *handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h.refs--
@@ -145,7 +146,7 @@ func (s *fileStore) release(h *handle) {
 
 // reopen retires h (the name now points at another file) and returns a
 // fresh handle for name.
-func (s *fileStore) reopen(h *handle, kind string) (*handle, error) {
+func (s *Store) reopen(h *handle, kind string) (*handle, error) {
 	s.mu.Lock()
 	if !h.retired {
 		s.dropLocked(h)
@@ -153,4 +154,28 @@ func (s *fileStore) reopen(h *handle, kind string) (*handle, error) {
 	s.mu.Unlock()
 	s.release(h)
 	return s.acquire(h.name, kind)
+}
+
+// OpenRead opens name in the dir read-only, with one of the descriptors
+// MaxOpenFiles bounds (waiting for one, evicting an idle handle); give it
+// back with CloseRead. Descriptors inside the dir are only opened and closed
+// under s.mu, so the bound holds at every instant.
+func (s *Store) OpenRead(name string) (*os.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserveLocked()
+	fd, err := unix.Openat(s.dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		s.unreserveLocked()
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// CloseRead closes a file of OpenRead and gives its descriptor back.
+func (s *Store) CloseRead(f *os.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = f.Close()
+	s.unreserveLocked()
 }

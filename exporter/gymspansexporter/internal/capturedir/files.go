@@ -1,38 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
-
-// The file layer of design §5.1: append-only files directly inside the capture
-// dir, shared with other processes (often over NFS).
-//
-// Every file is opened relative to a descriptor of the capture dir with
-// openat(O_NOFOLLOW), must be a regular file with one link (checked before
-// the first write through a handle), and is appended to under an exclusive
-// flock:
-//
-//	flock(LOCK_EX) → the file was not removed, and for the rotated combined
-//	file the name still leads to it (else reopen: another process rotated it)
-//	→ cut a torn tail (no read needed when the size is where our last append
-//	ended) → rotate when over size (combined file only: rename to a backup,
-//	create the new empty file at once) →
-//	writev(2) of the batch's lines (one call per 1024 buffers) → on error or
-//	short write, truncate back to the size before → unlock, or keep the lock
-//	for the next append for at most lock_hold (lockhold.go).
-//
-// Handles live in an LRU bounded by max_open_files (the capture-dir
-// descriptor counts as one); a handle in use is never evicted. Writes never
-// fsync. A background flusher fsyncs dirty handles at most every
-// flush_interval; a dirty handle that is evicted is closed without fsync and
-// its name kept in a dirty list, which the next flush tick reopens (read-only,
-// within the bound) and fsyncs. When a tick has more than syncfsThreshold
-// files to sync (Gym's many short-lived rollout files at a high span rate),
-// one syncfs(2) of the capture dir's filesystem replaces the per-file
-// fsyncs and the reopens. A rotated file joins that list too, and the dir is
-// fsynced by the same tick: fsyncing up to 100 MB inside the caller's
-// append made every rotation a stall of the pipeline (console rotates a few
-// times a second at full speed), while the power-loss bound stays the same
-// flush_interval as for the file being written. Shutdown fsyncs everything.
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
@@ -45,21 +14,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
-// errUnsafeFile marks a name that exists in the capture dir as something we
+// ErrUnsafeFile marks a name that exists in the capture dir as something we
 // must not write through: a symlink, a non-regular file, or a hard link.
-var errUnsafeFile = errors.New("not a regular single-link file")
+var ErrUnsafeFile = errors.New("not a regular single-link file")
 
-// fileStore owns the capture-dir descriptor and the bounded handle cache.
-type fileStore struct {
+// Store owns the capture-dir descriptor and the bounded handle cache.
+type Store struct {
 	dirPath  string
 	dirFD    int
 	filePerm uint32
 	capacity int // handles plus flusher reopens; the dir fd is not included
-	write    sysWrite
-	obs      storeObserver
+	write    WriteFunc
+	obs      Observer
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -88,41 +58,77 @@ type fileStore struct {
 	holdTimer *time.Timer
 }
 
-// storeObserver receives the file layer's events for the exporter's metrics.
-// kind is the appendOpts kind of the file (fileKind*).
-type storeObserver interface {
-	tornTailCut(name string)
-	tailRead(name string)
-	statted(kind string)
-	rotated(name string)
-	openFilesChanged(delta int)
-	fsyncFailed(name string, err error)
-	opened(kind string, created bool)
-	locked(kind string)
-	appended(kind string)
+// Observer receives the file layer's events for the exporter's metrics.
+// kind is the AppendOpts Kind of the file.
+type Observer interface {
+	TornTailCut(name string)
+	TailRead(name string)
+	Statted(kind string)
+	Rotated(name string)
+	OpenFilesChanged(delta int)
+	FsyncFailed(name string, err error)
+	Opened(kind string, created bool)
+	Locked(kind string)
+	Appended(kind string)
 }
 
-func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs storeObserver) (*fileStore, error) {
+// Options say how Open sets up a Store.
+type Options struct {
+	FilePerm os.FileMode
+	// MaxOpenFiles bounds the descriptors inside the dir, the dir's own
+	// included.
+	MaxOpenFiles int
+	Observer     Observer
+	// Shared is shared_capture_dir: nil decides by the dir's filesystem
+	// (shared on network filesystems). Not shared, appends take no lock.
+	Shared *bool
+	// Write replaces writev(2) (tests inject failures); nil is Writev.
+	Write WriteFunc
+	// SyncfsAbove is the number of files to sync above which a flush makes
+	// one syncfs(2) instead; 0 is syncfsThreshold.
+	SyncfsAbove int
+	Logger      *zap.Logger
+}
+
+// Open opens the capture dir dir (which exists) for appending.
+func Open(dir string, o Options) (*Store, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open capture dir %q: %w", dir, err)
 	}
-	s := &fileStore{
+	s := &Store{
 		dirPath:     dir,
 		dirFD:       fd,
-		filePerm:    uint32(filePerm.Perm()),
-		capacity:    maxOpenFiles - 1,
-		write:       defaultWrite,
-		obs:         obs,
+		filePerm:    uint32(o.FilePerm.Perm()),
+		capacity:    o.MaxOpenFiles - 1,
+		write:       o.Write,
+		obs:         o.Observer,
 		handles:     map[string]*handle{},
 		opened:      bounded.NewRing[string, tailMark](maxOpenedNames),
 		lru:         list.New(),
 		closedDirty: map[string]struct{}{},
-		syncfsAbove: syncfsThreshold,
+		syncfsAbove: o.SyncfsAbove,
+	}
+	if s.write == nil {
+		s.write = Writev
+	}
+	if s.syncfsAbove == 0 {
+		s.syncfsAbove = syncfsThreshold
 	}
 	s.cond = sync.NewCond(&s.mu)
+	shared, err := sharedCaptureDir(o.Shared, fd)
+	if err != nil {
+		o.Logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))
+	}
+	s.alone = !shared
 	return s, nil
 }
+
+// DirFD is the capture dir's descriptor, open until Close.
+func (s *Store) DirFD() int { return s.dirFD }
+
+// FilePerm is the permission bits files are created with.
+func (s *Store) FilePerm() uint32 { return s.filePerm }
 
 // openAt opens name inside the capture dir for appending, creating it with
 // the configured permissions when it does not exist. A name this store
@@ -132,7 +138,7 @@ func openFileStore(dir string, filePerm os.FileMode, maxOpenFiles int, obs store
 // failed with ENOENT, then the create, was what every new rollout cost, and
 // on NFS every open is a round trip). The first append checks what was
 // opened (checkOpened).
-func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
+func (s *Store) openAt(name string) (fd int, created bool, err error) {
 	const base = unix.O_RDWR | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 	if _, before := s.opened.Get(name); !before {
 		s.opened.Put(name, tailMark{end: -1})
@@ -162,10 +168,10 @@ func (s *fileStore) openAt(name string) (fd int, created bool, err error) {
 }
 
 // openError wraps a failed open; a name that is not a file we may write
-// through is errUnsafeFile.
+// through is ErrUnsafeFile.
 func openError(name string, err error) error {
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
-		return fmt.Errorf("open %q: %w (%w)", name, errUnsafeFile, err)
+		return fmt.Errorf("open %q: %w (%w)", name, ErrUnsafeFile, err)
 	}
 	return fmt.Errorf("open %q: %w", name, err)
 }
@@ -184,9 +190,9 @@ const maxOpenedNames = 1 << 14
 // hard link could lead outside the capture dir) before the first write
 // through a new handle, with the fstat the append makes anyway, and widens
 // a created file's mode that the umask narrowed.
-func (s *fileStore) checkOpened(h *handle, st *unix.Stat_t) error {
+func (s *Store) checkOpened(h *handle, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
-		return fmt.Errorf("open %q: %w", h.name, errUnsafeFile)
+		return fmt.Errorf("open %q: %w", h.name, ErrUnsafeFile)
 	}
 	if h.created && st.Mode&0o777 != s.filePerm {
 		_ = unix.Fchmod(h.fd, s.filePerm) // best effort
@@ -195,9 +201,9 @@ func (s *fileStore) checkOpened(h *handle, st *unix.Stat_t) error {
 	return nil
 }
 
-// close fsyncs and closes every handle and the capture-dir descriptor.
-func (s *fileStore) close() error {
-	err := s.flush()
+// Close fsyncs and closes every handle and the capture-dir descriptor.
+func (s *Store) Close() error {
+	err := s.Flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -214,4 +220,29 @@ func (s *fileStore) close() error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// Abandon drops the store as a process killed (kill -9) would: every
+// descriptor closed (their locks given back), nothing fsynced or flushed.
+// For crash tests.
+func (s *Store) Abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.handles {
+		_ = unix.Close(h.fd)
+	}
+	s.handles = map[string]*handle{}
+	s.closed = true
+	if s.holdTimer != nil {
+		s.holdTimer.Stop()
+	}
+	_ = unix.Close(s.dirFD)
+}
+
+// Steady runs f while the store opens and closes no descriptor inside the
+// dir (tests count them).
+func (s *Store) Steady(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
 }

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"errors"
@@ -14,10 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rotation bounds one file by size with a bounded number of backups.
-type rotation struct {
-	maxBytes   int64
-	maxBackups int
+// Rotation bounds one file by size with a bounded number of backups.
+type Rotation struct {
+	MaxBytes   int64
+	MaxBackups int
 }
 
 // backupTimeLayout is the UTC time in a backup's name: "<stem>-<UTC time>.<ext>"
@@ -31,8 +31,8 @@ func backupParts(name string) (stem, ext string) {
 	return name, ""
 }
 
-// isBackupName reports whether n is a rotated backup of name.
-func isBackupName(name, n string) bool {
+// IsBackupName reports whether n is a rotated backup of name.
+func IsBackupName(name, n string) bool {
 	stem, ext := backupParts(name)
 	if len(n) <= len(stem)+1+len(ext) || !strings.HasPrefix(n, stem+"-") || !strings.HasSuffix(n, ext) {
 		return false
@@ -44,7 +44,7 @@ func isBackupName(name, n string) bool {
 // rotate renames the locked file h to a timestamped backup, leaves it and
 // the dir to the next flush, and prunes old backups. Called under h's lock,
 // so rotators of the same file are serialized across processes.
-func (s *fileStore) rotate(h *handle, rot *rotation) error {
+func (s *Store) rotate(h *handle, rot *Rotation) error {
 	stem, ext := backupParts(h.name)
 	now := time.Now().UTC()
 	var backup string
@@ -69,8 +69,8 @@ func (s *fileStore) rotate(h *handle, rot *rotation) error {
 	s.closedDirty[backup] = struct{}{}
 	s.dirDirty = true
 	s.mu.Unlock()
-	s.obs.rotated(h.name)
-	s.pruneBackups(h.name, rot.maxBackups)
+	s.obs.Rotated(h.name)
+	s.pruneBackups(h.name, rot.MaxBackups)
 	return nil
 }
 
@@ -79,7 +79,7 @@ func (s *fileStore) rotate(h *handle, rot *rotation) error {
 // -F) finds the new file at once, not at the next append. Best effort: the
 // next append creates it when this fails, and one that exists already
 // (another process created it) is left as it is.
-func (s *fileStore) createEmpty(name string) {
+func (s *Store) createEmpty(name string) {
 	fd, err := unix.Openat(s.dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, s.filePerm)
 	if err != nil {
 		return
@@ -92,7 +92,7 @@ func (s *fileStore) createEmpty(name string) {
 }
 
 // pruneBackups keeps the newest keep backups of name (0 keeps none).
-func (s *fileStore) pruneBackups(name string, keep int) {
+func (s *Store) pruneBackups(name string, keep int) {
 	entries, err := os.ReadDir(s.dirPath)
 	if err != nil {
 		return
@@ -100,7 +100,7 @@ func (s *fileStore) pruneBackups(name string, keep int) {
 	var backups []string
 	for _, e := range entries {
 		n := e.Name()
-		if isBackupName(name, n) {
+		if IsBackupName(name, n) {
 			backups = append(backups, n)
 		}
 	}

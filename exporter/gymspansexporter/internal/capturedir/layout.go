@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"strings"
@@ -11,11 +11,18 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// maxFileNameBytes is NAME_MAX of Linux filesystems.
-const maxFileNameBytes = 255
+// MaxNameBytes is NAME_MAX of Linux filesystems.
+const MaxNameBytes = 255
 
-// pathTemplate renders path_template for a (run, rollout).
-type pathTemplate struct {
+// Why Template.Render gives a (run, rollout) no name: values of the
+// exporter's rejected_spans "reason".
+const (
+	RejectRolloutID = "invalid_rollout_id"
+	RejectRunID     = "invalid_run_id"
+)
+
+// Template renders path_template for a (run, rollout).
+type Template struct {
 	parts    []string // literal text between placeholders
 	holes    []byte   // 'r' for {rollout_id}, 'u' for {run_id}, one per gap
 	usesRun  bool
@@ -23,8 +30,11 @@ type pathTemplate struct {
 	rotated  string          // the combined file, whose backups are reserved too
 }
 
-func newPathTemplate(t string, reserved ...string) *pathTemplate {
-	pt := &pathTemplate{reserved: map[string]bool{}}
+// NewTemplate parses path_template t. Names in reserved (the exporter's
+// other files) and the backups of rotated (the combined file; "" for none)
+// are refused.
+func NewTemplate(t, rotated string, reserved ...string) *Template {
+	pt := &Template{reserved: map[string]bool{}, rotated: rotated}
 	for _, r := range reserved {
 		if r != "" {
 			pt.reserved[r] = true
@@ -54,14 +64,14 @@ func newPathTemplate(t string, reserved ...string) *pathTemplate {
 	}
 }
 
-// render returns the file name for a span of rollout in run, or the
-// rejection reason.
-func (pt *pathTemplate) render(run, rollout string) (string, string) {
+// Render returns the file name for a span of rollout in run, or the
+// rejection reason (Reject*).
+func (pt *Template) Render(run, rollout string) (string, string) {
 	if !gymconv.SafeFileID(rollout) {
-		return "", rejectRolloutID
+		return "", RejectRolloutID
 	}
 	if pt.usesRun && !gymconv.SafeFileID(run) {
-		return "", rejectRunID
+		return "", RejectRunID
 	}
 	var sb strings.Builder
 	for i, p := range pt.parts {
@@ -75,16 +85,16 @@ func (pt *pathTemplate) render(run, rollout string) (string, string) {
 		}
 	}
 	name := sb.String()
-	if len(name) > maxFileNameBytes || pt.reserved[name] || (pt.rotated != "" && isBackupName(pt.rotated, name)) {
-		return "", rejectRolloutID
+	if len(name) > MaxNameBytes || pt.reserved[name] || (pt.rotated != "" && IsBackupName(pt.rotated, name)) {
+		return "", RejectRolloutID
 	}
 	return name, ""
 }
 
-// nameCache remembers the rendered file name of the (run, rollout)s seen
-// last (maxCachedNames), or why they have none; it owns its lock.
-type nameCache struct {
-	tmpl  *pathTemplate
+// NameCache remembers the rendered file name of the (run, rollout)s seen
+// last (a bounded number), or why they have none; it owns its lock.
+type NameCache struct {
+	tmpl  *Template
 	mu    sync.Mutex
 	names *bounded.Table[[2]string, nameResult]
 }
@@ -92,17 +102,18 @@ type nameCache struct {
 // nameResult is a rendered per-rollout file name, or why there is none.
 type nameResult struct{ name, reason string }
 
-func newNameCache(tmpl *pathTemplate) *nameCache {
-	return &nameCache{tmpl: tmpl, names: bounded.New[[2]string, nameResult](maxCachedNames)}
+// NewNameCache caches tmpl's names of up to capacity (run, rollout)s.
+func NewNameCache(tmpl *Template, capacity int) *NameCache {
+	return &NameCache{tmpl: tmpl, names: bounded.New[[2]string, nameResult](capacity)}
 }
 
-// render is tmpl.render of (run, rollout), cached.
-func (c *nameCache) render(key [2]string) (name, reason string) {
+// Render is tmpl.Render of (run, rollout), cached.
+func (c *NameCache) Render(key [2]string) (name, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res, cached := c.names.Get(key)
 	if !cached {
-		res.name, res.reason = c.tmpl.render(key[0], key[1])
+		res.name, res.reason = c.tmpl.Render(key[0], key[1])
 		c.names.Put(key, res)
 	}
 	return res.name, res.reason

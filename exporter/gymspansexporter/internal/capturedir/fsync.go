@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ const syncfsThreshold = 16
 // files evicted or rotated while dirty, reopened read-only within the
 // descriptor bound, then the dir after a rotation; or, above
 // syncfsThreshold files, the whole filesystem at once.
-func (s *fileStore) flush() error {
+func (s *Store) Flush() error {
 	s.mu.Lock()
 	var dirty []string
 	for n, h := range s.handles {
@@ -49,7 +49,7 @@ func (s *fileStore) flush() error {
 		s.mu.Unlock()
 		s.syncfsCalls.Add(1)
 		if err := syncfs(s.dirFD); err != nil {
-			s.obs.fsyncFailed(s.dirPath, err)
+			s.obs.FsyncFailed(s.dirPath, err)
 			return fmt.Errorf("syncfs of %q: %w", s.dirPath, err)
 		}
 		return nil
@@ -67,7 +67,7 @@ func (s *fileStore) flush() error {
 		h.dirty = false
 		s.mu.Unlock()
 		if err := unix.Fsync(h.fd); err != nil {
-			s.obs.fsyncFailed(n, err)
+			s.obs.FsyncFailed(n, err)
 			errs = append(errs, fmt.Errorf("fsync %q: %w", n, err))
 		}
 		s.release(h)
@@ -80,39 +80,29 @@ func (s *fileStore) flush() error {
 	s.mu.Unlock()
 	for n := range closed {
 		if err := s.fsyncByName(n); err != nil {
-			s.obs.fsyncFailed(n, err)
+			s.obs.FsyncFailed(n, err)
 			errs = append(errs, err)
 		}
 	}
 	if dirDirty {
 		if err := unix.Fsync(s.dirFD); err != nil {
-			s.obs.fsyncFailed(s.dirPath, err)
+			s.obs.FsyncFailed(s.dirPath, err)
 			errs = append(errs, fmt.Errorf("fsync %q: %w", s.dirPath, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (s *fileStore) fsyncByName(n string) error {
-	// Descriptors inside the dir are only opened and closed under s.mu, so
-	// the bound holds at every instant.
-	s.mu.Lock()
-	s.reserveLocked()
-	fd, err := unix.Openat(s.dirFD, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+func (s *Store) fsyncByName(n string) error {
+	f, err := s.OpenRead(n)
 	if err != nil {
-		s.unreserveLocked()
-		s.mu.Unlock()
 		if errors.Is(err, unix.ENOENT) {
 			return nil // rotated or removed; rotation fsynced it
 		}
 		return fmt.Errorf("reopen %q for fsync: %w", n, err)
 	}
-	s.mu.Unlock()
-	serr := unix.Fsync(fd)
-	s.mu.Lock()
-	_ = unix.Close(fd)
-	s.unreserveLocked()
-	s.mu.Unlock()
+	serr := unix.Fsync(int(f.Fd()))
+	s.CloseRead(f)
 	if serr != nil {
 		return fmt.Errorf("fsync %q: %w", n, serr)
 	}

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"bytes"
@@ -13,35 +13,35 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// appendOpts say how appendLines treats one file.
-type appendOpts struct {
-	kind string    // fileKind*: counted per kind
-	rot  *rotation // the combined file's size bound; nil for the others
-	// hold keeps the lock after the append for at most lock_hold
-	// (lockhold.go). Only the group-commit writer, which owns the kept
-	// locks, may set it.
-	hold bool
-	// before runs under the lock right before the bytes are written, with
+// AppendOpts say how Append treats one file.
+type AppendOpts struct {
+	Kind   string    // the file's kind, as the Observer counts it
+	Rotate *Rotation // the combined file's size bound; nil for the others
+	// Hold keeps the lock after the append for at most the hold of
+	// HoldLocks (lockhold.go). Only the writer that owns the kept locks
+	// (the one HoldLocks's exclusive serializes) may set it.
+	Hold bool
+	// Before runs under the lock right before the bytes are written, with
 	// the file's inode and the offset they will start at (the journal index
-	// records them, journal.go); an error cancels the write.
-	before func(ino uint64, off int64) error
-	// prepare, when set, replaces data and size under the lock, after a
+	// records them); an error cancels the write.
+	Before func(ino uint64, off int64) error
+	// Prepare, when set, replaces data and size under the lock, after a
 	// torn tail was cut, given the descriptor and the file's size (recovery
-	// drops the lines the file already holds, recover.go).
-	prepare func(fd int, size int64) ([][]byte, int, error)
+	// drops the lines the file already holds).
+	Prepare func(fd int, size int64) ([][]byte, int, error)
 }
 
-// appendLines appends data (whole lines) to name as described in the file
-// comment. It returns errUnsafeFile (wrapped) when name is not a file we may
+// Append appends data (whole lines) to name as described in the package
+// comment. It returns ErrUnsafeFile (wrapped) when name is not a file we may
 // write through.
-func (s *fileStore) appendLines(name string, data [][]byte, size int, o appendOpts) error {
-	h, err := s.acquire(name, o.kind)
+func (s *Store) Append(name string, data [][]byte, size int, o AppendOpts) error {
+	h, err := s.acquire(name, o.Kind)
 	if err != nil {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
 		again, err := s.appendLocked(h, data, size, o)
-		if errors.Is(err, errUnsafeFile) {
+		if errors.Is(err, ErrUnsafeFile) {
 			s.mu.Lock()
 			s.dropLocked(h) // keep no descriptor of it
 			s.mu.Unlock()
@@ -54,7 +54,7 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, o appendOp
 			s.release(h)
 			return fmt.Errorf("append %q: file keeps being replaced", name)
 		}
-		if h, err = s.reopen(h, o.kind); err != nil {
+		if h, err = s.reopen(h, o.Kind); err != nil {
 			return err
 		}
 	}
@@ -66,7 +66,7 @@ func (s *fileStore) appendLines(name string, data [][]byte, size int, o appendOp
 // caller must reopen and retry. The stages: lock → tail (where the append
 // starts) → rotate when over size → prepare (recovery) → before (the
 // journal index) → write.
-func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, o appendOpts) (again bool, err error) {
+func (s *Store) appendLocked(h *handle, data [][]byte, dataSize int, o AppendOpts) (again bool, err error) {
 	kept, err := s.lockStage(h, o)
 	if err != nil {
 		return false, err
@@ -77,14 +77,14 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, o appen
 	if err != nil || again {
 		return again, err
 	}
-	if rot := o.rot; rot != nil && size > 0 && size+int64(dataSize) > rot.maxBytes {
+	if rot := o.Rotate; rot != nil && size > 0 && size+int64(dataSize) > rot.MaxBytes {
 		if err := s.rotate(h, rot); err != nil {
 			return false, err
 		}
 		return true, nil
 	}
-	if o.prepare != nil {
-		if data, dataSize, err = o.prepare(h.fd, size); err != nil {
+	if o.Prepare != nil {
+		if data, dataSize, err = o.Prepare(h.fd, size); err != nil {
 			return false, err
 		}
 		if dataSize == 0 {
@@ -92,35 +92,35 @@ func (s *fileStore) appendLocked(h *handle, data [][]byte, dataSize int, o appen
 			return false, nil
 		}
 	}
-	if o.before != nil {
-		if err := o.before(ino, size); err != nil {
+	if o.Before != nil {
+		if err := o.Before(ino, size); err != nil {
 			return false, err
 		}
 	}
 	if err := s.writeAt(h, data, dataSize, size); err != nil {
 		return false, err
 	}
-	keepLock = o.hold && s.holdFor > 0
-	s.obs.appended(o.kind)
+	keepLock = o.Hold && s.holdFor > 0
+	s.obs.Appended(o.Kind)
 	return false, nil
 }
 
 // lockStage takes h's lock unless it is kept from an earlier append (kept)
 // or the store is alone in the capture dir (no lock is needed: no other
 // process appends, cuts or rotates there).
-func (s *fileStore) lockStage(h *handle, o appendOpts) (kept bool, err error) {
+func (s *Store) lockStage(h *handle, o AppendOpts) (kept bool, err error) {
 	if s.alone || h.locked {
 		return h.locked, nil
 	}
-	if err := s.lockForAppend(h, o.hold); err != nil {
+	if err := s.lockForAppend(h, o.Hold); err != nil {
 		return false, fmt.Errorf("lock %q: %w", h.name, err)
 	}
-	s.obs.locked(o.kind)
+	s.obs.Locked(o.Kind)
 	return false, nil
 }
 
 // unlockStage keeps the lock just used (keep) or gives it back.
-func (s *fileStore) unlockStage(h *handle, kept, keep bool) {
+func (s *Store) unlockStage(h *handle, kept, keep bool) {
 	switch {
 	case s.alone:
 	case keep && !kept:
@@ -138,7 +138,7 @@ func (s *fileStore) unlockStage(h *handle, kept, keep bool) {
 // still has its name (unless the lock was kept: no process honouring it
 // rotated it since), and a torn last line is cut (no read when the size is
 // where this store's last append to the same inode ended).
-func (s *fileStore) tail(h *handle, o appendOpts, kept bool) (size int64, ino uint64, again bool, err error) {
+func (s *Store) tail(h *handle, o AppendOpts, kept bool) (size int64, ino uint64, again bool, err error) {
 	if s.alone && h.checked && h.ourEnd >= 0 {
 		return h.ourEnd, h.ino, false, nil
 	}
@@ -146,7 +146,7 @@ func (s *fileStore) tail(h *handle, o appendOpts, kept bool) (size int64, ino ui
 	if err := unix.Fstat(h.fd, &st); err != nil {
 		return 0, 0, false, fmt.Errorf("stat %q: %w", h.name, err)
 	}
-	s.obs.statted(o.kind)
+	s.obs.Statted(o.Kind)
 	if st.Nlink == 0 {
 		return 0, 0, true, nil // removed
 	}
@@ -155,7 +155,7 @@ func (s *fileStore) tail(h *handle, o appendOpts, kept bool) (size int64, ino ui
 			return 0, 0, false, err
 		}
 	}
-	if o.rot != nil && !kept {
+	if o.Rotate != nil && !kept {
 		// Only rotated files are renamed away (by any process sharing the
 		// dir, under the lock); check that the name still leads to this file.
 		var cur unix.Stat_t
@@ -177,7 +177,7 @@ func (s *fileStore) tail(h *handle, o appendOpts, kept bool) (size int64, ino ui
 // writeAt writes data at the end of h's file, size bytes long: a write that
 // fails or comes short is truncated back to size (if that fails too, the
 // next append cuts the partial line).
-func (s *fileStore) writeAt(h *handle, data [][]byte, dataSize int, size int64) error {
+func (s *Store) writeAt(h *handle, data [][]byte, dataSize int, size int64) error {
 	written := 0
 	chunks := writeChunks{data: data, left: dataSize}
 	for {
@@ -230,9 +230,9 @@ func skipBytes(bufs [][]byte, n int) [][]byte {
 
 // cutTornTail truncates a last line that lacks its newline (left by a crash
 // mid-write) and returns the new size.
-func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
+func (s *Store) cutTornTail(h *handle, size int64) (int64, error) {
 	var last [1]byte
-	s.obs.tailRead(h.name)
+	s.obs.TailRead(h.name)
 	if _, err := unix.Pread(h.fd, last[:], size-1); err != nil {
 		return size, fmt.Errorf("read tail of %q: %w", h.name, err)
 	}
@@ -257,6 +257,6 @@ func (s *fileStore) cutTornTail(h *handle, size int64) (int64, error) {
 	if err := unix.Ftruncate(h.fd, keep); err != nil {
 		return size, fmt.Errorf("cut torn tail of %q: %w", h.name, err)
 	}
-	s.obs.tornTailCut(h.name)
+	s.obs.TornTailCut(h.name)
 	return keep, nil
 }

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
 	"runtime"
@@ -10,21 +10,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysWrite is the writev(2) seam (at most iovMax buffers); tests replace
+// WriteFunc is the writev(2) seam (at most IovMax buffers); tests replace
 // it to inject ENOSPC and short writes for one file.
-type sysWrite func(name string, fd int, iovs [][]byte) (int, error)
+type WriteFunc func(name string, fd int, iovs [][]byte) (int, error)
 
-// iovMax is Linux's IOV_MAX.
-const iovMax = 1024
+// IovMax is Linux's IOV_MAX: a write(2) takes at most these many buffers.
+const IovMax = 1024
 
-// maxWriteBytes bounds the bytes of one write(2): group commit makes the
+// MaxWriteBytes bounds the bytes of one write(2): group commit makes the
 // combined file's append several megabytes as soon as a few pushes are
 // written together, and one write(2) that large copies into the page cache
 // slower than the same bytes in 1 MiB writes.
-const maxWriteBytes = 1 << 20
+const MaxWriteBytes = 1 << 20
 
 // writeChunks cuts an append's buffers into the chunks of successive
-// write(2) calls: at most iovMax buffers and maxWriteBytes bytes each, a
+// write(2) calls: at most IovMax buffers and MaxWriteBytes bytes each, a
 // longer buffer split across chunks. It does not modify data.
 type writeChunks struct {
 	data    [][]byte
@@ -39,16 +39,16 @@ func (w *writeChunks) next() ([][]byte, int) {
 		return nil, 0
 	}
 	// The common case: what is left fits one write as it is.
-	if w.off == 0 && len(w.data) <= iovMax && w.left <= maxWriteBytes {
+	if w.off == 0 && len(w.data) <= IovMax && w.left <= MaxWriteBytes {
 		chunk, n := w.data, w.left
 		w.data, w.left = nil, 0
 		return chunk, n
 	}
 	w.scratch = w.scratch[:0]
 	n := 0
-	for len(w.data) > 0 && len(w.scratch) < iovMax && n < maxWriteBytes {
+	for len(w.data) > 0 && len(w.scratch) < IovMax && n < MaxWriteBytes {
 		b := w.data[0][w.off:]
-		if room := maxWriteBytes - n; len(b) > room {
+		if room := MaxWriteBytes - n; len(b) > room {
 			b = b[:room]
 			w.off += room
 		} else {
@@ -61,12 +61,12 @@ func (w *writeChunks) next() ([][]byte, int) {
 	return w.scratch, n
 }
 
-// defaultWrite is writev(2) with the iovecs on the stack, retried on EINTR.
+// Writev is writev(2) with the iovecs on the stack, retried on EINTR.
 // Not unix.Writev: that heap-allocates its iovec slice whenever a call has
 // more than 8 buffers, as an OTLP/JSON file's append usually has, and hands
 // EINTR back.
-func defaultWrite(_ string, fd int, iovs [][]byte) (int, error) {
-	var scratch [iovMax]unix.Iovec
+func Writev(_ string, fd int, iovs [][]byte) (int, error) {
+	var scratch [IovMax]unix.Iovec
 	vec := scratch[:0]
 	for _, b := range iovs {
 		if len(b) == 0 {
