@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -165,6 +166,7 @@ func runFullDisk(t *testing.T, fc fullDiskCase) {
 	healthy(t)
 	logs := col.stderr.String
 	if fc.kill {
+		logGymMetrics(t, "before the kill")
 		col.kill()
 		undo()
 		col = r.startCollector(t)
@@ -180,6 +182,7 @@ func runFullDisk(t *testing.T, fc fullDiskCase) {
 		held, ok := scrapeMetric(t, embeddedPorts.Metrics, "otelcol_processor_gym_redelivery_spans")
 		return ok && held == 0
 	})
+	logGymMetrics(t, "at the end")
 	require.NoError(t, col.stop(), "collector exit")
 	if simErr != nil {
 		t.Logf("gymsim exited with %v", simErr)
@@ -360,6 +363,7 @@ func checkEverySpanOnce(t *testing.T, r *fullDiskRun, strict bool) {
 		rollout := lines[0].str("nemo.gym.rollout.id")
 		if rollout != ts.RolloutID {
 			otherRollout = append(otherRollout, what+" as "+rollout)
+			t.Logf("%s: in spans.jsonl as %+v", what, lines[0])
 		}
 		if rollout == "" {
 			continue
@@ -387,4 +391,27 @@ func checkEverySpanOnce(t *testing.T, r *fullDiskRun, strict bool) {
 	} else if len(otherRollout) > 0 {
 		t.Logf("in another rollout than the truth's (after the senders' backoff): %v", otherRollout[:min(len(otherRollout), 5)])
 	}
+}
+
+// logGymMetrics logs the gym processor's counters that tell how spans
+// left (by how, by release reason, duplicates, resent copies): what a
+// failure of the rollout checks is read against.
+func logGymMetrics(t *testing.T, when string) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", embeddedPorts.Metrics))
+	if err != nil {
+		t.Logf("the collector's metrics %s: %v", when, err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var kept []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, m := range []string{"otelcol_processor_gym_spans_released", "otelcol_processor_gym_spans_promoted", "otelcol_processor_gym_duplicate", "otelcol_processor_gym_resent", "otelcol_processor_gym_late_parents", "otelcol_processor_gym_leaked_contexts", "otelcol_processor_gym_spans_redelivered"} {
+			if strings.HasPrefix(l, m) {
+				kept = append(kept, l)
+			}
+		}
+	}
+	t.Logf("the collector's metrics %s:\n%s", when, strings.Join(kept, "\n"))
 }

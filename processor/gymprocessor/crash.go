@@ -21,7 +21,8 @@ import (
 //	ConsumeTraces -> [lock] record the batch -> engine.consume [unlock] -> deliver -> mark delivered
 //	timer tick    -> [lock] record the tick  -> engine.flush   [unlock] -> deliver -> mark delivered
 //	              -> every checkpointEvery or checkpointBytes: [lock, no round in flight] checkpoint [unlock]
-//	Start         -> load the checkpoint, replay the records after it, deliver what was not delivered
+//	Start         -> load the checkpoint, replay the records after it, deliver what was not delivered,
+//	                 record the restart (restarted)
 //	Shutdown      -> everything delivered: the journal is emptied
 
 var batchMarshaler ptrace.ProtoMarshaler
@@ -119,6 +120,11 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 			}
 		case recordTick:
 			r = eng.flush(rec.now, false)
+		case recordRestart:
+			eng.core.Restarted(rec.now) // a round of nothing
+			replayed++
+			jr.next = rec.seq + 1
+			continue
 		}
 		if r == nil {
 			break
@@ -150,6 +156,9 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 	if err != nil {
 		p.storageFailed(ctx, err)
 	}
+	if replayed > 0 || lj.checkpoint != nil {
+		p.restarted(ctx)
+	}
 	if replayed > 0 || redelivered > 0 {
 		p.logger.Info("gym processor: recovered what it held from its storage",
 			zap.Int64("records_replayed", replayed), zap.Int("spans_held", eng.core.Pending()),
@@ -168,6 +177,24 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 		return err
 	}
 	return jr.checkpoint(ctx, jr.next-1, eng.snapshot())
+}
+
+// restarted records that the collector started again on what its journal
+// held and tells the engine (design §4.6): for wait from now, a span whose
+// parent left in no rollout waits for the spans below it, which the senders
+// may still be retrying (the batches the stopped collector had not
+// acknowledged). The record makes a replay apply it at the same point. When
+// it cannot be written the engine is not told either.
+func (p *gymProcessor) restarted(ctx context.Context) {
+	seq, now, err := p.record(ctx, recordRestart, nil)
+	if err != nil {
+		p.storageFailed(ctx, err)
+		return
+	}
+	p.mu.Lock()
+	p.eng.core.Restarted(now)
+	p.endTurnLocked(seq)
+	p.mu.Unlock()
 }
 
 // record writes a batch or tick to the journal (without the lock: callers

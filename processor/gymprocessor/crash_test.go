@@ -264,6 +264,48 @@ func TestCrashResumesDeadlines(t *testing.T) {
 	assert.Len(t, normalize(h.sink.AllTraces()), len(rest)+1, "every span once")
 }
 
+// The end of a run, a kill -9 before it (TestFullDisk/fill_kill_journal_apart
+// saw it): the orchestrator's POST /run was recorded, the agent's batch with
+// the spans below it was in flight and the agent's exporter retries it with
+// backoff, and the orchestrator's gym.job comes first. The POST settled with
+// nothing below it, and its parent left in no rollout: without a restart it
+// would leave in none at once; within wait after the restart it waits, and
+// takes its rollout upward when the retried batch comes.
+func TestCrashSendersRetryAfterTheJobSpan(t *testing.T) {
+	cfg := testConfig()
+	h := newCrashHarness(t, cfg)
+	spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
+	var orchestrator, agent []sdef
+	for _, s := range spans {
+		if s.proc == "orchestrator" {
+			orchestrator = append(orchestrator, s)
+		} else {
+			agent = append(agent, s)
+		}
+	}
+	require.NotEmpty(t, orchestrator)
+	h.consume(buildTraces(gymProcs, procOrder, orchestrator))
+	h.kill()
+	h.clock.Advance(500 * time.Millisecond)
+	h.start()
+	h.tickAt(cfg.Settle) // the POST's upward decision: nothing below it yet
+	h.consume(buildTraces(gymProcs, procOrder, []sdef{jobSpan("job")}))
+	h.tickAt(time.Second)
+	require.Equal(t, len(orchestrator)+1, h.pending(), "the POST waits for the spans below it, the job span for its trace")
+	h.consume(buildTraces(gymProcs, procOrder, agent)) // the agent's retry
+	h.tickAt(cfg.Settle)
+	require.Zero(t, h.pending())
+	out := normalize(h.sink.AllTraces())
+	require.Len(t, out, len(spans)+1, "every span once")
+	for _, s := range out {
+		want := "0-0"
+		if s.Name == "gym.job" {
+			want = ""
+		}
+		assert.Equal(t, want, s.Rollout, "%s %s", s.Service, s.Name)
+	}
+}
+
 // A re-dispatched attempt's root waiting for its previous attempt's root
 // (phaseAttempt) is held again after a kill -9, still waiting for it, and
 // links to it when it comes.
@@ -300,7 +342,9 @@ func TestCrashAttemptRootKeepsWaitingForItsPrevious(t *testing.T) {
 // round's delivery and its mark (written with the next record, or removed
 // here), restart it on the same store, finish the run: every span leaves, as
 // it would without the kill; a span leaves twice only from rounds whose
-// marks had not been written.
+// marks had not been written. The restart's one rule of its own (the wait
+// after a restart, design §4.6) is applied at the same point of the run
+// without the kill, so that the two are compared on everything else.
 func TestPropertyKillAndRestartLosesNothing(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		cfg := testConfig()
@@ -311,10 +355,13 @@ func TestPropertyKillAndRestartLosesNothing(t *testing.T) {
 		unmarked := rapid.Bool().Draw(rt, "killBeforeTheMark")
 
 		mayRepeat := false
-		run := func(killAt int) (map[int64][]outcome, int) {
+		run := func(killAt, restartAt int) (map[int64][]outcome, int) {
 			h := newCrashHarness(rt, cfg)
 			base := h.clock.Now().UnixNano()
 			for i, ev := range evs {
+				if i == restartAt && i != killAt && i > 0 {
+					h.p.restarted(context.Background()) // what the restart after a kill here records
+				}
 				if i == killAt {
 					// Rounds delivered since the last record have their
 					// marks pending: they come again after the restart.
@@ -360,8 +407,8 @@ func TestPropertyKillAndRestartLosesNothing(t *testing.T) {
 			}
 			return got, h.sink.SpanCount()
 		}
-		want, _ := run(-1)
-		got, _ := run(kill)
+		want, _ := run(-1, kill)
+		got, _ := run(kill, -1)
 		require.Len(rt, got, len(spans), "every span leaves")
 		for i, w := range want {
 			g := got[i]
@@ -429,7 +476,7 @@ func TestFirstCheckpointIsDueAfterItsInterval(t *testing.T) {
 	h.consume(copyTraces(td))
 	h.kill()
 	h.start()
-	require.Equal(t, 1, h.store.count("g1/r/"), "the record after the checkpoint, replayed")
+	require.Equal(t, 2, h.store.count("g1/r/"), "the record after the checkpoint, replayed, and the restart's")
 	h.tickAt(time.Second)
 	h.p.checkpointIfDue(context.Background())
 	assert.Zero(t, h.store.count("g1/r/"), "the first tick after a replay folds the replayed records away")

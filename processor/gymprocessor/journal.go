@@ -45,7 +45,7 @@ import (
 //
 //	meta                     the journal's header (journalMeta, JSON)
 //	g<gen>/c/<seq>.<part>    the checkpoint: the engine's state after record <seq>, in parts
-//	g<gen>/r/<seq>           record <seq>: a batch or a tick
+//	g<gen>/r/<seq>           record <seq>: a batch, a tick or a restart
 //	g<gen>/d/<seq>           record <seq>'s round was delivered
 //
 // <seq> is 16 hex digits, so keys sort by sequence. A generation holds one
@@ -55,7 +55,7 @@ import (
 // begins; the generation set aside last is kept for inspection.
 
 const (
-	journalFormat = 3
+	journalFormat = 4
 	metaKey       = "meta"
 	recordMagic   = "GYMJ"
 )
@@ -65,6 +65,9 @@ const (
 	recordBatch      byte = 'B'
 	recordTick       byte = 'T'
 	recordCheckpoint byte = 'C'
+	// recordRestart: the collector started again on what the journal held
+	// (crash.go, restarted). Format 4.
+	recordRestart byte = 'S'
 )
 
 // journalMeta is the journal's header.
@@ -311,7 +314,7 @@ func (j *journal) load(ctx context.Context) (*loadedJournal, error) {
 				return lj, nil
 			}
 			kind, now, payload, err := decodeRecord(ops[i].Value)
-			if err == nil && kind != recordBatch && kind != recordTick {
+			if err == nil && kind != recordBatch && kind != recordTick && kind != recordRestart {
 				err = fmt.Errorf("%w: unknown kind %q", errCorruptRecord, kind)
 			}
 			if err != nil {
@@ -466,6 +469,8 @@ func recordName(kind byte) string {
 		return "batch"
 	case recordTick:
 		return "timer tick"
+	case recordRestart:
+		return "restart"
 	}
 	return "record"
 }

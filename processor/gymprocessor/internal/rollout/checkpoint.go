@@ -90,8 +90,10 @@ func (s *Snapshot) Add(n *Node) {
 // ID is n's number; n must have been numbered (Add).
 func (s *Snapshot) ID(n *Node) int { return s.ids[n] }
 
-// checkpointFormat changes whenever the core's encoding does.
-const checkpointFormat = 2
+// checkpointFormat changes whenever the core's encoding does. Format 3
+// added the end of the wait after a restart; a format 2 checkpoint (none)
+// still restores.
+const checkpointFormat = 3
 
 // Encode writes the core's state; nc writes the parts' notes.
 func (s *Snapshot) Encode(w *state.Writer, nc NoteCodec) {
@@ -99,6 +101,7 @@ func (s *Snapshot) Encode(w *state.Writer, nc NoteCodec) {
 	w.U(checkpointFormat)
 	w.U(c.seq)
 	w.I(c.pendingBytes)
+	w.I(c.dl.restartWait)
 	s.encodeRuns(w)
 	s.encodeNodes(w, nc)
 	s.encodeHeap(w)
@@ -253,11 +256,15 @@ func (c *Core) Restore(r *state.Reader, nc NoteCodec) (_ Nodes, err error) {
 			err = fmt.Errorf("damaged checkpoint: %v", p)
 		}
 	}()
-	if f := r.U(); f != checkpointFormat {
-		return Nodes{}, fmt.Errorf("checkpoint format %d, this build reads %d", f, checkpointFormat)
+	f := r.U()
+	if f != checkpointFormat && f != 2 {
+		return Nodes{}, fmt.Errorf("checkpoint format %d, this build reads 2 and %d", f, checkpointFormat)
 	}
 	c.seq = r.U()
 	c.pendingBytes = r.I()
+	if f >= 3 {
+		c.dl.restartWait = r.I()
+	}
 	d := &restorer{c: c, r: r}
 	for _, part := range []func(){d.runs, func() { d.nodes(nc) }, d.heap, d.queues} {
 		part()

@@ -30,11 +30,14 @@ type event struct {
 	spans []span
 	run   string
 	tick  bool
+	// restart: the collector started again on what it recorded
+	// (Core.Restarted).
+	restart bool
 }
 
 // drawEvents draws a forest of spans (parents, evidence, job spans,
 // local requests, several runs) arriving in random batches, with ticks
-// between them, some past settle, wait and rollout_wait.
+// between them, some past settle, wait and rollout_wait, and restarts.
 func drawEvents(t *rapid.T) []event {
 	n := rapid.IntRange(1, 40).Draw(t, "spans")
 	spans := make([]span, n)
@@ -65,6 +68,9 @@ func drawEvents(t *rapid.T) []event {
 		if rapid.Bool().Draw(t, "tick") {
 			evs = append(evs, event{at: now, tick: true})
 		}
+		if rapid.IntRange(0, 5).Draw(t, "restart") == 0 {
+			evs = append(evs, event{at: now, restart: true})
+		}
 		evs = append(evs, event{at: now, spans: spans[:k], run: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "run")})
 		spans = spans[k:]
 	}
@@ -76,9 +82,12 @@ func drawEvents(t *rapid.T) []event {
 }
 
 func (o *recorder) play(ev event) {
-	if ev.tick {
+	switch {
+	case ev.restart:
+		o.restart(ev.at)
+	case ev.tick:
 		o.tick(ev.at, false)
-	} else {
+	default:
 		o.arrive(ev.at, ev.run, ev.spans...)
 	}
 }

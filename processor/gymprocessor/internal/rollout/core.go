@@ -185,6 +185,12 @@ func (c *Core) Begin(now int64) { c.now = now }
 // End ends a round: the index drops the entries it no longer keeps.
 func (c *Core) End() { c.trimIndex() }
 
+// Restarted tells the core that the collector started again at now (unix
+// nanoseconds) on what it had recorded (design §4.6): for wait from then, a
+// span whose parent left in no rollout waits for the spans below it that
+// the senders may still be retrying (deadlines.undecidedRelease).
+func (c *Core) Restarted(now int64) { c.dl.restartWait = now + c.dl.wait }
+
 // TakeCounts returns what was counted since the last call and resets it.
 func (c *Core) TakeCounts() Counts {
 	k := c.counts

@@ -12,8 +12,16 @@ package rollout // import "github.com/otelcol-gym/otelcol-gym/processor/gymproce
 // span processors), wait (what can still come to a root: its descendants
 // end before it), rollout_wait (a parent that is still open: the agent's
 // POST /run while an hour-long rollout runs).
+//
+// A restart (Core.Restarted) changes one rule for wait after it: the
+// senders retry, with backoff, what the stopped collector had not
+// acknowledged, so the spans below a span can come after its settle even
+// though they ended before it.
 type deadlines struct {
 	settle, wait, rolloutWait int64
+	// restartWait is when the wait after the latest restart ends (its time
+	// plus wait); 0 before any restart.
+	restartWait int64
 }
 
 // upwardDecision is when an undecided span's upward decision is taken
@@ -27,7 +35,9 @@ func (d deadlines) upwardDecision(arrival int64) int64 { return arrival + d.sett
 //   - a root waits wait: its descendants end before it, so little can
 //     still come below it;
 //   - a span whose parent left in no rollout leaves now: nothing can come
-//     down to it any more;
+//     down to it any more, and its settle let the spans below it come;
+//     within wait after a restart, it waits until then: the spans below
+//     it may be in a sender's retry (a root waits wait anyway);
 //   - any other span waits for its parent, at most rollout_wait: a parent
 //     ends after its child, so a missing parent is still open (the agent's
 //     or environment server's POST /run while its rollout runs), and an
@@ -38,7 +48,7 @@ func (d deadlines) undecidedRelease(e *entry, now int64) int64 {
 	case p == nil:
 		return e.arrival + d.wait
 	case p.how == HowNone:
-		return now
+		return max(now, d.restartWait)
 	default:
 		return e.arrival + d.rolloutWait
 	}
@@ -62,8 +72,10 @@ func (d deadlines) previousAttemptRoot(now int64) int64 { return now + d.wait }
 func (d deadlines) jobSettle(arrival int64) int64 { return arrival + d.settle }
 
 // jobLinks is the latest a settled job span waits for the rest of its trace
-// to leave, so that it links every root cut from it: wait after it arrived.
-func (d deadlines) jobLinks(arrival int64) int64 { return arrival + d.wait }
+// to leave, so that it links every root cut from it: wait after it arrived,
+// or, when later, until the wait after a restart ends (its children then
+// wait that long for the spans below them: undecidedRelease).
+func (d deadlines) jobLinks(arrival int64) int64 { return max(arrival+d.wait, d.restartWait) }
 
 // rolloutParent is the latest a parentless SERVER span with direct evidence
 // waits for its rollout's gym.rollout to leave, to hang below it

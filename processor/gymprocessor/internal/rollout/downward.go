@@ -25,8 +25,9 @@ func (c *Core) register(n *Node) {
 
 // notifyWaiters tells the held children of n that n changed: an undecided
 // child takes n's rollout downward, or, when n left in none and the child's
-// upward decision found nothing, leaves now in none too; an upward child
-// learns whether it is cut.
+// upward decision found nothing, leaves now in none too (within wait after
+// a restart, then: deadlines.undecidedRelease); an upward child learns
+// whether it is cut.
 func (c *Core) notifyWaiters(n *Node) {
 	if len(n.waiters()) == 0 {
 		return
@@ -43,7 +44,11 @@ func (c *Core) notifyWaiters(n *Node) {
 		case w.how == HowUpward && w.held.phase == PhaseCut:
 			c.resolveRoot(w, false)
 		case w.how == HowUndecided && n.how == HowNone && w.held.phase == PhaseRelease:
-			c.releaseNone(w, ReasonParentNone)
+			if d := c.dl.undecidedRelease(w.held, c.now); d > c.now {
+				c.setDeadline(w.held, PhaseRelease, d) // after a restart
+			} else {
+				c.releaseNone(w, ReasonParentNone)
+			}
 		}
 	}
 	// Those still waiting stay, after any registered meanwhile; with none

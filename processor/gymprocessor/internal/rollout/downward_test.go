@@ -45,6 +45,59 @@ func TestDownwardParentInNone(t *testing.T) {
 	assert.Equal(t, int64(1), k.Released[ReasonParentNone], "its child")
 }
 
+// Within wait after a restart, a span whose parent left in no rollout and
+// whose upward decision found nothing waits for the spans below it: a
+// sender retries, with backoff, the batch the killed collector had not
+// acknowledged, and the orchestrator's gym.job can come before it. Without
+// the restart the span leaves with its parent, as above.
+func TestDownwardParentInNoneAfterRestart(t *testing.T) {
+	// The orchestrator's POST to /run, under gym.job; the agent's spans
+	// below it are in a sender's retry.
+	post := span{id: "post", parent: "job", trace: "t"}
+	job := span{id: "job", trace: "t", job: true}
+	below := []span{{id: "run", parent: "post", trace: "t"}, {id: "rollout", parent: "run", trace: "t", evidence: "1-0"}}
+
+	o := newRecorder(testConfig())
+	o.arrive(0, "run", post)
+	o.tick(5*sec, false)
+	o.arrive(7*sec, "run", job)
+	assert.Equal(t, "-", o.rollout("post"), "without a restart: with its parent, at once")
+
+	o = newRecorder(testConfig())
+	o.arrive(0, "run", post)
+	o.restart(1 * sec)
+	o.tick(5*sec, false)
+	o.arrive(7*sec, "run", job)
+	assert.Equal(t, "", o.rollout("post"), "after a restart it waits for what is below it")
+	o.arrive(9*sec, "run", below...)
+	assert.Equal(t, "1-0", o.rollout("post"), "upward, from the sender's retry")
+	assert.Equal(t, "1-0", o.rollout("run"))
+	o.tick(12*sec, false)
+	assert.Equal(t, "-", o.rollout("job"), "the job span leaves once its trace drains")
+	assert.True(t, o.leftBy["post"].Root, "the POST is its rollout's root")
+
+	// Nothing comes: it leaves when the wait after the restart ends, and
+	// the job span, which waits for its trace, with it.
+	o = newRecorder(testConfig())
+	o.arrive(0, "run", post)
+	o.restart(1 * sec)
+	o.tick(5*sec, false)
+	o.arrive(7*sec, "run", job)
+	o.tick(31*sec-1, false)
+	assert.Equal(t, "", o.rollout("post"))
+	o.tick(31*sec, false)
+	assert.Equal(t, "-", o.rollout("post"))
+	assert.Equal(t, "-", o.rollout("job"))
+	assert.Equal(t, int64(1), o.c.TakeCounts().Released[ReasonParentNone])
+
+	// A span that settles after the wait of a restart leaves at once again.
+	o = newRecorder(testConfig())
+	o.restart(0)
+	o.arrive(30*sec, "run", job, post)
+	o.tick(35*sec, false)
+	assert.Equal(t, "-", o.rollout("post"))
+}
+
 // Many rollouts under a gym.job span that has not arrived (it ends with the
 // run, hours later): every orchestrator span waits on that absent parent and
 // then leaves after settle; the parent's waiter list must not keep them all

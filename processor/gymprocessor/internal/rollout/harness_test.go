@@ -127,6 +127,9 @@ func (o *recorder) arrive(now int64, run string, spans ...span) []bool {
 	return held
 }
 
+// restart tells the core at now that the collector started again.
+func (o *recorder) restart(now int64) { o.c.Restarted(now) }
+
 // tick runs the timer at now.
 func (o *recorder) tick(now int64, shutdown bool) {
 	o.c.Begin(now)

@@ -19,9 +19,9 @@ package rollout // import "github.com/otelcol-gym/otelcol-gym/processor/gymproce
 // The verdict needs the parent's end: when the parent has not arrived, the
 // request's contribution waits on the parent's placeholder (leakPending)
 // and the verdict is given when the parent arrives, so the outcome does not
-// depend on the order of arrival. Checkpoints do not record pending
-// verdicts: after a restart, a request whose parent arrived before it is
-// attached to it, as without this rule.
+// depend on the order of arrival. Checkpoints record the pending verdicts
+// (the request's start, the placeholder it waits on), so a restored core
+// gives the same verdict.
 
 // judgeRequestParent gives the verdict on n, a request with a local parent
 // that has just arrived (start is its start), or defers it to the parent's
