@@ -19,7 +19,7 @@
 //	pushTraces → drop spans already written (internal/dedup) → encode each span once
 //	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
 //	→ groupCommit → journalWriter: one extent record in the exporter's index
-//	(journal.go), then one append to spans.jsonl for concurrent pushes
+//	(internal/journal), then one append to spans.jsonl for concurrent pushes
 //	(commit.go; internal/capturedir: lock, tail, rotate, write) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
 //	(internal/pending) → the flusher appends every file in one sweep per
@@ -43,8 +43,10 @@
 // own tests; internal/dedup, the deduplication window (span keys, claims of
 // the pushes in flight) with its own tests; internal/pending, the rollout
 // files' and rollouts.jsonl's lines between the combined file and their
-// own files, with its own tests; internal/metadata, the generated
-// telemetry.
+// own files, with its own tests; internal/journal, the journal index (its
+// extent, done and key records, the span data of combined_spans rest, its
+// segments, and the dead indexes a start reads back), with its own tests;
+// internal/metadata, the generated telemetry.
 //
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.uber.org/zap"
 )
@@ -84,8 +85,8 @@ func (f *flusher) tick() error {
 	if e.journal != nil {
 		// The extents before the files they describe (a power loss must not
 		// keep lines of the combined file no extent names).
-		if err := e.journal.sync(); err != nil {
-			e.metrics.FsyncFailed(journalDir, err) // counted with the files' fsyncs
+		if err := e.journal.Sync(); err != nil {
+			e.metrics.FsyncFailed(journal.Dir, err) // counted with the files' fsyncs
 			errs = append(errs, err)
 		}
 	}
@@ -96,7 +97,7 @@ func (f *flusher) tick() error {
 	if err := f.store.Flush(); err != nil { // counted and logged by the store
 		errs = append(errs, err)
 	} else if e.journal != nil {
-		if err := e.journal.markDone(done); err != nil {
+		if err := e.journal.MarkDone(done); err != nil {
 			e.logs.warn("journal", "writing to the journal index failed", zap.Error(err))
 			errs = append(errs, err)
 		}
@@ -113,7 +114,7 @@ func (f *flusher) tick() error {
 		}
 	}
 	if e.journal != nil {
-		if err := e.journal.maintain(smPos); err != nil {
+		if err := e.journal.Maintain(smPos); err != nil {
 			e.logs.warn("journal", "starting a journal index segment failed", zap.Error(err))
 		}
 	}

@@ -6,7 +6,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // Recovery (design §5.1: after a kill -9 the next start completes the
 // per-rollout files from the combined file). At start, before the first
 // push, every index in the journal dir whose lock can be taken is an
-// exporter's that died (journal.go). For each one whose config matches:
+// exporter's that died (internal/journal). For each one whose config matches:
 //
 //	read its segments → find its extents' bytes in the combined file or its
 //	rotated backups (by inode, one open at a time) → keep each extent's lines up to the first
@@ -32,11 +32,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -52,7 +52,7 @@ type recoverer struct {
 	logger  *zap.Logger
 	logs    *logLimiter
 	metrics *exporterMetrics
-	journal *journalIndex
+	journal *journal.Index
 	sm      *serviceMapObserver // nil when off
 	dedup   *dedup.Window       // nil with dedup_window_spans 0
 	keys    attrKeys
@@ -68,7 +68,7 @@ type recoverer struct {
 
 // newRecoverer is the recoverer of e's configuration, completing into
 // journal's dir.
-func (e *spansExporter) newRecoverer(journal *journalIndex) *recoverer {
+func (e *spansExporter) newRecoverer(journal *journal.Index) *recoverer {
 	return &recoverer{
 		logger: e.logger, logs: e.logs, metrics: e.metrics, journal: journal, sm: e.sm, dedup: e.dedup,
 		keys: e.keys, tmpl: e.tmpl, otlp: e.otlp, encode: e.encodeRecovered,
@@ -78,15 +78,15 @@ func (e *spansExporter) newRecoverer(journal *journalIndex) *recoverer {
 
 // recoverDead completes the files of every dead exporter's journal.
 func (rec *recoverer) recoverDead(store *capturedir.Store) error {
-	dead, err := findDeadIndexes(rec.journal.dirFD, rec.journal.id)
+	dead, err := rec.journal.FindDead()
 	if err != nil {
 		return fmt.Errorf("journal index: %w", err)
 	}
 	for _, d := range dead {
 		if err := rec.recoverIndex(store, d); err != nil {
 			rec.logger.Error("gymspans exporter: the files of an exporter that stopped without writing them could not be completed; the next start tries again",
-				zap.String("journal_index", d.id), zap.Error(err))
-			_ = unix.Close(d.lockFD)
+				zap.String("journal_index", d.ID), zap.Error(err))
+			d.Release()
 		}
 	}
 	return nil
@@ -103,9 +103,9 @@ type recovered struct {
 	lines   int                // verified
 	missing int                // lines of extents whose journal file is gone
 	lastSeq uint64
-	// data reads a P extent's blob from the dead index's data files
-	// (recover_spans.go).
-	data *dataReader
+	// dead is the index recovered (a P extent's blob is in its data files,
+	// recover_spans.go).
+	dead *journal.Dead
 }
 
 type recoveredFile struct {
@@ -123,19 +123,19 @@ type recoveredSpan struct {
 	span ptrace.Span
 }
 
-func (rec *recoverer) recoverIndex(store *capturedir.Store, d *deadIndex) error {
-	if err := d.read(rec.journal.dirFD); err != nil {
+func (rec *recoverer) recoverIndex(store *capturedir.Store, d *journal.Dead) error {
+	if err := d.Read(); err != nil {
 		return err
 	}
-	if d.fingerprint != rec.journal.fingerprint {
+	if d.Foreign() {
 		rec.logger.Warn("gymspans exporter: a stopped exporter's journal index was written with another combined_file, format, path_template, rollouts_file or attribute keys; left for an exporter configured as it was",
-			zap.String("journal_index", d.id))
-		_ = unix.Close(d.lockFD)
+			zap.String("journal_index", d.ID))
+		d.Release()
 		return nil
 	}
 	smFrom := ^uint64(0)
 	if rec.sm != nil {
-		p, ok, err := rec.sm.position(d.id)
+		p, ok, err := rec.sm.position(d.ID)
 		if err != nil {
 			return err
 		}
@@ -149,13 +149,13 @@ func (rec *recoverer) recoverIndex(store *capturedir.Store, d *deadIndex) error 
 		return err
 	}
 	journals := &journalReader{store: store, names: names}
-	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedup.Key]bool{}, keys: d.keys, data: &dataReader{dirFD: rec.journal.dirFD, id: d.id}}
-	for _, x := range d.extents {
-		if x.spans {
-			rec.readSpansExtent(rc, x, d.done, smFrom)
+	rc := &recovered{files: map[string]*recoveredFile{}, seen: map[dedup.Key]bool{}, keys: d.Keys, dead: d}
+	for _, x := range d.Extents {
+		if x.Spans {
+			rec.readSpansExtent(rc, x, d.Done, smFrom)
 			continue
 		}
-		if err := rec.readExtent(rc, journals, x, d.done, smFrom); err != nil {
+		if err := rec.readExtent(rc, journals, x, d.Done, smFrom); err != nil {
 			journals.close()
 			return err
 		}
@@ -165,7 +165,7 @@ func (rec *recoverer) recoverIndex(store *capturedir.Store, d *deadIndex) error 
 		return err
 	}
 	if rec.sm != nil && len(rc.sm) > 0 {
-		rec.sm.observeAt(d.id, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
+		rec.sm.observeAt(d.ID, rc.lastSeq+1, func(yield func(pcommon.Resource, ptrace.Span) bool) {
 			for _, s := range rc.sm {
 				if !yield(s.rs.Resource(), s.span) {
 					return
@@ -184,33 +184,33 @@ func (rec *recoverer) recoverIndex(store *capturedir.Store, d *deadIndex) error 
 			rc.keys = rc.keys[len(rc.keys)-n:]
 		}
 		rec.dedup.Remember(rc.keys)
-		if err := rec.journal.addKeys(rc.keys); err != nil {
+		if err := rec.journal.AddKeys(rc.keys); err != nil {
 			return err
 		}
-		if err := rec.journal.sync(); err != nil {
+		if err := rec.journal.Sync(); err != nil {
 			return err
 		}
 	}
-	if err := d.remove(rec.journal.dirFD); err != nil {
-		rec.logger.Warn("gymspans exporter: removing a completed journal index failed", zap.String("journal_index", d.id), zap.Error(err))
+	if err := d.Remove(); err != nil {
+		rec.logger.Warn("gymspans exporter: removing a completed journal index failed", zap.String("journal_index", d.ID), zap.Error(err))
 	}
 	if rec.sm != nil {
-		rec.sm.forget(d.id)
+		rec.sm.forget(d.ID)
 	}
 	if rc.missing > 0 {
 		rec.logger.Error("gymspans exporter: lines of a stopped exporter are in no combined file any more (rotated away: raise rotation.max_backups); its rollout files lack them",
-			zap.String("journal_index", d.id), zap.Int("lines", rc.missing))
+			zap.String("journal_index", d.ID), zap.Int("lines", rc.missing))
 	}
 	rec.logger.Info("gymspans exporter: completed the files of an exporter that stopped before writing them",
-		zap.String("journal_index", d.id), zap.Int("extents", len(d.extents)), zap.Int("lines_read", rc.lines),
+		zap.String("journal_index", d.ID), zap.Int("extents", len(d.Extents)), zap.Int("lines_read", rc.lines),
 		zap.Int("rollout_files", len(rc.order)), zap.Int("rollouts_lines", len(rc.roots)), zap.Int("service_map_spans", len(rc.sm)),
-		zap.Bool("torn_index", d.torn))
+		zap.Bool("torn_index", d.Torn))
 	return nil
 }
 
 // journalFiles names the combined file and its rotated backups by inode.
 func (rec *recoverer) journalFiles(store *capturedir.Store) (map[uint64]string, error) {
-	names, err := readDirNames(store.DirFD())
+	names, err := capturedir.ReadDirNames(store.DirFD(), ".")
 	if err != nil {
 		return nil, fmt.Errorf("list capture dir: %w", err)
 	}
@@ -273,33 +273,33 @@ func (r *journalReader) close() {
 
 // readExtent reads x's lines from the journal and takes what recovery needs
 // of them.
-func (rec *recoverer) readExtent(rc *recovered, journals *journalReader, x extent, done, smFrom uint64) error {
+func (rec *recoverer) readExtent(rc *recovered, journals *journalReader, x journal.Extent, done, smFrom uint64) error {
 	total := 0
-	for _, l := range x.lines {
-		total += int(l.n)
+	for _, l := range x.Lines {
+		total += int(l.N)
 	}
-	f := journals.file(x.ino)
+	f := journals.file(x.Ino)
 	if f == nil {
-		if x.seq >= done || x.seq >= smFrom {
-			rc.missing += len(x.lines)
+		if x.Seq >= done || x.Seq >= smFrom {
+			rc.missing += len(x.Lines)
 		}
 		return nil
 	}
 	data := make([]byte, total)
-	n, _ := f.ReadAt(data, x.off)
+	n, _ := f.ReadAt(data, x.Off)
 	data = data[:n]
 	keyAt := 0
-	for _, l := range x.lines {
-		if int(l.n) > len(data) || !crcMatches(data[:l.n], l.crc) {
+	for _, l := range x.Lines {
+		if int(l.N) > len(data) || !crcMatches(data[:l.N], l.CRC) {
 			break // not ours from here on
 		}
-		line := data[:l.n]
-		data = data[l.n:]
-		keys := x.keys[min(keyAt, len(x.keys)):min(keyAt+int(l.keys), len(x.keys))]
-		keyAt += int(l.keys)
+		line := data[:l.N]
+		data = data[l.N:]
+		keys := x.Keys[min(keyAt, len(x.Keys)):min(keyAt+int(l.Keys), len(x.Keys))]
+		keyAt += int(l.Keys)
 		rc.lines++
 		rc.keys = append(rc.keys, keys...)
-		if x.seq < done && x.seq < smFrom {
+		if x.Seq < done && x.Seq < smFrom {
 			continue
 		}
 		td, err := decodeLine(rec.otlp, line)
@@ -313,14 +313,14 @@ func (rec *recoverer) readExtent(rc *recovered, journals *journalReader, x exten
 }
 
 func crcMatches(line []byte, crc uint32) bool {
-	return len(line) > 0 && line[len(line)-1] == '\n' && crc32.Checksum(line, castagnoli) == crc
+	return len(line) > 0 && line[len(line)-1] == '\n' && journal.Checksum(0, line) == crc
 }
 
 // takeLine routes one recovered line's spans to their rollout files and the
 // service map, and keeps the extent's roots whose span it holds. With line
 // nil (a P extent's batch) the spans are re-encoded, and only those wrote
 // says (by their order in td) are taken.
-func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.Traces, wrote []bool, done, smFrom uint64) {
+func (rec *recoverer) takeLine(rc *recovered, x journal.Extent, line []byte, td ptrace.Traces, wrote []bool, done, smFrom uint64) {
 	var ids map[string]bool
 	at := -1
 	rss := td.ResourceSpans()
@@ -339,11 +339,11 @@ func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.T
 					continue
 				}
 				rc.seen[key] = true
-				rc.lastSeq = max(rc.lastSeq, x.seq)
-				if x.seq >= smFrom {
+				rc.lastSeq = max(rc.lastSeq, x.Seq)
+				if x.Seq >= smFrom {
 					rc.sm = append(rc.sm, recoveredSpan{rs, ss, span})
 				}
-				if x.seq < done {
+				if x.Seq < done {
 					continue
 				}
 				if ids == nil {
@@ -375,7 +375,7 @@ func (rec *recoverer) takeLine(rc *recovered, x extent, line []byte, td ptrace.T
 			}
 		}
 	}
-	for _, r := range x.roots {
+	for _, r := range x.Roots {
 		if k, ok := rootKey(r); ok && ids[k] {
 			rc.roots = append(rc.roots, r)
 			delete(ids, k) // once

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -128,15 +129,15 @@ func (w *journalWriter) writeGroup(group []*batch) {
 	}
 	var seq uint64
 	before := func(ino uint64, off int64) error {
-		p := appendExtentHeader(w.extent, ino, off, lines)
+		p := journal.AppendExtentHeader(w.extent, ino, off, lines)
 		for _, b := range group {
 			for _, l := range b.lines {
-				p = appendLineRef(p, l)
+				p = journal.AppendLineRef(p, l)
 			}
 		}
 		p = appendGroupTail(p, group, keys, roots)
 		w.extent = p
-		s, err := e.journal.addExtent(p, keys)
+		s, err := e.journal.AddExtent(p, keys)
 		seq = s
 		return err
 	}
@@ -208,7 +209,7 @@ func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
 // appendGroupTail appends what every journal record of a group ends with:
 // the dedup keys of the spans it writes, then its rollouts.jsonl lines.
 func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte {
-	p = appendCount(p, keys)
+	p = journal.AppendCount(p, keys)
 	for _, b := range group {
 		for i, c := range b.claims {
 			if c == dedup.ClaimNew {
@@ -216,9 +217,9 @@ func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte 
 			}
 		}
 	}
-	p = appendCount(p, len(roots))
+	p = journal.AppendCount(p, len(roots))
 	for _, r := range roots {
-		p = appendBytes(p, r)
+		p = journal.AppendBytes(p, r)
 	}
 	return p
 }
@@ -254,7 +255,7 @@ func (w *journalWriter) queuePending(group []*batch, seq uint64) {
 		}
 	})
 	if e.sm != nil {
-		e.sm.observeAt(e.journal.id, seq+1, writtenSpans(ok))
+		e.sm.observeAt(e.journal.ID(), seq+1, writtenSpans(ok))
 	}
 	if due {
 		w.flush.poke()
