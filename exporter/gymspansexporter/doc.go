@@ -25,9 +25,9 @@
 //	(internal/pending) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (internal/capturedir) and
 //	records how far the files are done (flusher.go) → at the next start, what a
-//	killed exporter had not written is completed from the combined file by a
-//	recoverer built from the values it needs, not the exporter's state
-//	(recover.go, recover_spans.go, decode.go)
+//	killed exporter had not written is completed from the combined file by
+//	recovery over the values it needs, not the exporter's state
+//	(internal/recovery; its values: recover.go)
 //
 // With combined_file "" (throughWriter) every file is written through
 // before pushTraces returns, and the spans of files that failed are handed
@@ -46,7 +46,10 @@
 // own files, with its own tests; internal/journal, the journal index (its
 // extent, done and key records, the span data of combined_spans rest, its
 // segments, and the dead indexes a start reads back), with its own tests;
-// internal/metadata, the generated telemetry.
+// internal/recovery, the completion of a dead exporter's files at start
+// (its extents' lines read back and checked, each rollout file and
+// rollouts.jsonl completed by span key, the service map, the dedup keys),
+// with its own tests; internal/metadata, the generated telemetry.
 //
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the

@@ -24,6 +24,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/recovery"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -189,8 +190,8 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 }
 
 // startJournal opens the journal index, completes the files of the
-// exporters that died before they wrote them (recover.go), and starts the
-// pending store.
+// exporters that died before they wrote them (internal/recovery), and
+// starts the pending store.
 func (e *spansExporter) startJournal(store *capturedir.Store) error {
 	j, err := journal.Open(store.DirFD(), journal.Options{
 		Fingerprint: journalConfig(e.cfg), DirPerm: uint32(e.dirPerm.Perm()), FilePerm: store.FilePerm(),
@@ -202,7 +203,7 @@ func (e *spansExporter) startJournal(store *capturedir.Store) error {
 	e.journal = j
 	e.metrics.OpenFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
 	e.pending = pending.NewStore(e.metrics.pendingChanged, e.cfg.MaxPendingBytes)
-	return e.newRecoverer(j).recoverDead(store)
+	return recovery.Run(store, e.recoveryOptions(j))
 }
 
 // journalConfig is what an index's lines depend on besides the journal

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package recovery // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/recovery"
 
 // Recovery of a P extent (combined_spans rest, internal/journal): its spans
 // are a blob in the dead index's data file, not lines of the combined file.
@@ -28,7 +28,7 @@ func (rec *recoverer) readSpansExtent(rc *recovered, x journal.Extent, done, smF
 	}
 	batches, err := journal.DecodeBlob(blob)
 	if err != nil {
-		rec.logs.warn("recover_decode", "the journal's span data could not be read back", zap.Error(err))
+		rec.Warn("recover_decode", "the journal's span data could not be read back", zap.Error(err))
 		return
 	}
 	for _, bb := range batches {
