@@ -76,7 +76,8 @@ type batch struct {
 	keys     []dedup.Key
 	claims   []dedup.Claim
 	inFlight int
-	// Journal mode: the combined file's lines (length and CRC-32C), the
+	// Journal mode: the combined file's lines (length and CRC-32C;
+	// journalWriter.encoded), the
 	// rollouts of the ERROR spans (the writer counts them for
 	// rollouts.jsonl), and the combined append's result.
 	lines    []journal.LineRef
@@ -311,30 +312,13 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 			b.combined = b.file(e.cfg.CombinedFile, fileKindCombined)
 		}
 		e.add(b, b.combined, idx, td)
-		if e.journal != nil && !e.otlp {
-			b.lines = append(b.lines, journal.LineRef{
-				N: uint32(b.lineEnd - b.lineStart), CRC: journal.Checksum(0, b.arena[b.lineStart:b.lineEnd]), Keys: e.keysPerSpan(),
-			})
-		}
 	}
 }
 
-// finishOTLPBatch closes the OTLP/JSON request of every file of b and, with
-// a journal, records the combined file's request as one line.
+// finishOTLPBatch closes the OTLP/JSON request of every file of b.
 func (e *spansExporter) finishOTLPBatch(b *batch, td ptrace.Traces) {
 	for _, fb := range b.files {
 		e.finishOTLP(b, fb, td)
-	}
-	if fb := b.combined; e.journal != nil && fb != nil && !e.cfg.restOnly() {
-		crc := uint32(0)
-		for _, sg := range fb.segs {
-			crc = journal.Checksum(crc, b.arena[sg.start:sg.end])
-		}
-		keys := 0
-		if e.dedup != nil {
-			keys = len(fb.spans)
-		}
-		b.lines = append(b.lines, journal.LineRef{N: uint32(fb.size), CRC: crc, Keys: uint32(keys)})
 	}
 }
 

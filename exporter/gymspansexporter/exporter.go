@@ -286,6 +286,7 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	if len(b.files) == 0 && len(b.roots) == 0 {
 		return e.finishBatch(w, b, td) // nothing to write (every span written before, or in flight)
 	}
+	w.encoded(b)
 	e.commits.commit(b, w.writeGroup)
 	return e.finishBatch(w, b, td)
 }

@@ -4,6 +4,7 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,9 @@ import (
 type groupWriter interface {
 	// admit waits until a push may encode and queue its batch.
 	admit(ctx context.Context) error
+	// encoded is told of b once it is encoded, before it queues (on the
+	// pushing goroutine).
+	encoded(b *batch)
 	// writeGroup writes the batches of the pushes that queued together
 	// (commit.go); it runs as the group's writer.
 	writeGroup(group []*batch)
@@ -57,6 +61,8 @@ type throughWriter struct {
 }
 
 func (w *throughWriter) admit(context.Context) error { return nil }
+
+func (w *throughWriter) encoded(*batch) {}
 
 func (w *throughWriter) writeGroup(group []*batch) {
 	e := w.e
@@ -118,6 +124,39 @@ func (w *journalWriter) admit(ctx context.Context) error {
 		return fmt.Errorf("gymspans exporter: %d bytes of rollout lines wait for their files (max_pending_bytes): %w", p.Size(), err)
 	}
 	return nil
+}
+
+// encoded records the length and CRC-32C of each line b appends to the
+// combined file, for its group's extent: each console line (every one ends
+// with its only '\n'), or the batch's one OTLP/JSON request.
+func (w *journalWriter) encoded(b *batch) {
+	fb := b.combined
+	if fb == nil {
+		return
+	}
+	if w.e.otlp {
+		crc := uint32(0)
+		for _, sg := range fb.segs {
+			crc = journal.Checksum(crc, b.arena[sg.start:sg.end])
+		}
+		keys := 0
+		if w.e.dedup != nil {
+			keys = len(fb.spans)
+		}
+		b.lines = append(b.lines, journal.LineRef{N: uint32(fb.size), CRC: crc, Keys: uint32(keys)})
+		return
+	}
+	keys := w.e.keysPerSpan()
+	for _, sg := range fb.segs {
+		for seg := b.arena[sg.start:sg.end]; len(seg) > 0; {
+			n := bytes.IndexByte(seg, '\n') + 1
+			if n == 0 {
+				n = len(seg)
+			}
+			b.lines = append(b.lines, journal.LineRef{N: uint32(n), CRC: journal.Checksum(0, seg[:n]), Keys: keys})
+			seg = seg[n:]
+		}
+	}
 }
 
 func (w *journalWriter) writeGroup(group []*batch) {
