@@ -180,7 +180,11 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 			return fail(err)
 		}
 	}
-	f := newFlusher(e, store)
+	var j tickJournal = noJournal{}
+	if e.journal != nil {
+		j = e.journal
+	}
+	f := newFlusher(e, store, j)
 	w := e.newGroupWriter(store, f)
 	e.mu.Lock()
 	e.store, e.flusher, e.writer = store, f, w
@@ -216,14 +220,6 @@ func journalConfig(cfg *Config) string {
 // maxSegmentBytes is the journal index's journal.Options.SegmentBytes (a
 // variable for the tests).
 var maxSegmentBytes int64 = journal.DefaultSegmentBytes
-
-// writerID names this exporter's journal in service_map.json.
-func (e *spansExporter) writerID() string {
-	if e.journal == nil {
-		return ""
-	}
-	return e.journal.ID()
-}
 
 func (e *spansExporter) shutdown(context.Context) error {
 	e.mu.Lock()
