@@ -11,14 +11,16 @@
 // pushTraces hands every batch to it and never asks which. In one line:
 //
 //	pushTraces → writer.admit → claim (internal/dedup) → encode (batch.go) →
-//	groupCommit (commit.go) → writer.writeGroup → finishBatch (retry.go)
+//	writer.encoded → groupCommit (commit.go) → writer.writeGroup →
+//	finishBatch (retry.go)
 //
 // With the combined file on (the default), the combined file is the journal
 // (design §5.1):
 //
 //	pushTraces → drop spans already written (internal/dedup) → encode each span once
 //	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
-//	→ groupCommit → journalWriter: one extent record in the exporter's index
+//	→ journalWriter.encoded: the length and CRC-32C of each combined-file
+//	line → groupCommit → journalWriter: one extent record in the exporter's index
 //	(internal/journal), then one append to spans.jsonl for concurrent pushes
 //	(commit.go; internal/capturedir: lock, tail, rotate, write) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory

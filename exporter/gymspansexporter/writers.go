@@ -256,11 +256,7 @@ func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte 
 			}
 		}
 	}
-	p = journal.AppendCount(p, len(roots))
-	for _, r := range roots {
-		p = journal.AppendBytes(p, r)
-	}
-	return p
+	return journal.AppendRoots(p, roots)
 }
 
 // queuePending hands the rollout lines and rollouts.jsonl lines of the

@@ -326,8 +326,8 @@ func pwritev(fd int, iovs [][]byte, off int64) (int, error) {
 }
 
 // An extent record: AppendExtentHeader, then each line (AppendLineRef),
-// AppendCount and the keys, AppendCount and the rollouts.jsonl lines
-// (AppendBytes). The sequence number is filled in by AddExtent.
+// AppendCount and the keys, then the rollouts.jsonl lines (AppendRoots).
+// The sequence number is filled in by AddExtent.
 func AppendExtentHeader(p []byte, ino uint64, off int64, lines int) []byte {
 	p = append(p[:0], recExtent)
 	p = binary.LittleEndian.AppendUint64(p, 0)
@@ -346,8 +346,14 @@ func AppendLineRef(p []byte, l LineRef) []byte {
 // AppendCount appends a count (of keys, lines, bytes) to a record.
 func AppendCount(p []byte, n int) []byte { return binary.LittleEndian.AppendUint32(p, uint32(n)) }
 
-// AppendBytes appends b with its length to a record.
-func AppendBytes(p, b []byte) []byte { return append(AppendCount(p, len(b)), b...) }
+// AppendRoots appends a group's rollouts.jsonl lines, counted, to a record.
+func AppendRoots(p []byte, roots [][]byte) []byte {
+	p = AppendCount(p, len(roots))
+	for _, r := range roots {
+		p = append(AppendCount(p, len(r)), r...)
+	}
+	return p
+}
 
 // AddExtent records a group's append (payload from AppendExtentHeader and
 // the rest) and returns its sequence number.

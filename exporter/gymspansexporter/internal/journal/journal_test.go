@@ -28,15 +28,12 @@ func openIndex(t testing.TB, withData bool) (*journal.Index, string) {
 }
 
 // groupTail is the end of a group's record: its keys and its rollouts.jsonl lines.
-func groupTail(p []byte, keys []dedup.Key, roots ...string) []byte {
+func groupTail(p []byte, keys []dedup.Key, roots ...[]byte) []byte {
 	p = journal.AppendCount(p, len(keys))
 	for _, k := range keys {
 		p = append(p, k[:]...)
 	}
-	p = journal.AppendCount(p, len(roots))
-	for _, r := range roots {
-		p = journal.AppendBytes(p, []byte(r))
-	}
+	p = journal.AppendRoots(p, roots)
 	return p
 }
 
@@ -68,7 +65,7 @@ func TestDeadIndexReadsBack(t *testing.T) {
 	for _, l := range lines {
 		p = journal.AppendLineRef(p, l)
 	}
-	seq, err := j.AddExtent(groupTail(p, []dedup.Key{{1}, {2}}, `{"root":1}`+"\n"), 2)
+	seq, err := j.AddExtent(groupTail(p, []dedup.Key{{1}, {2}}, []byte(`{"root":1}`+"\n")), 2)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), seq)
 

@@ -181,8 +181,8 @@ func (j *Index) Cancel(seq uint64) error {
 }
 
 // AppendSpansHeader starts a P record; AddSpans fills in the sequence
-// number and where the blob is. Then: AppendCount and the keys,
-// AppendCount and the rollouts.jsonl lines (as for an extent).
+// number and where the blob is. Then: AppendCount and the keys, then
+// AppendRoots (as for an extent).
 func AppendSpansHeader(p []byte) []byte {
 	p = append(p[:0], recSpans)
 	return append(p, make([]byte, 8+8+8+8+4)...)

@@ -72,7 +72,7 @@ func (c *capture) index(t *testing.T, fingerprint string) *journal.Index {
 
 // crashAfter writes lines to spans.jsonl as one extent of a fresh index
 // (with roots, rollouts.jsonl lines) and leaves the index as a kill -9 does.
-func (c *capture) crashAfter(t *testing.T, fingerprint string, lines []string, roots ...string) {
+func (c *capture) crashAfter(t *testing.T, fingerprint string, lines []string, roots ...[]byte) {
 	t.Helper()
 	j := c.index(t, fingerprint)
 	f, err := os.OpenFile(filepath.Join(c.dir, "spans.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
@@ -90,10 +90,7 @@ func (c *capture) crashAfter(t *testing.T, fingerprint string, lines []string, r
 	for _, k := range keys {
 		p = append(p, k[:]...)
 	}
-	p = journal.AppendCount(p, len(roots))
-	for _, r := range roots {
-		p = journal.AppendBytes(p, []byte(r))
-	}
+	p = journal.AppendRoots(p, roots)
 	_, err = j.AddExtent(p, len(keys))
 	require.NoError(t, err)
 	_, err = f.WriteString(strings.Join(lines, ""))
@@ -156,7 +153,7 @@ func TestRunCompletesTheFiles(t *testing.T) {
 	lines := []string{consoleLine("0-0", 0), consoleLine("0-0", 1), consoleLine("0-1", 2)}
 	root := fmt.Sprintf(`{"rollout_id":"0-0","trace_id":"%032x","root_span_id":"%016x"}`+"\n", 7, 1000)
 	require.NoError(t, os.WriteFile(filepath.Join(c.dir, "0-0.spans.jsonl"), []byte(lines[0]), 0o640)) // flushed before the crash
-	c.crashAfter(t, "cfg", lines, root)
+	c.crashAfter(t, "cfg", lines, []byte(root))
 
 	counted := c.run(t, "cfg")
 	assert.Equal(t, lines[0]+lines[1], c.read(t, "0-0.spans.jsonl"))
