@@ -4,7 +4,6 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
-	"hash/crc32"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/spanjson"
 	"github.com/otelcol-gym/otelcol-gym/internal/boundedlog"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesplit"
@@ -76,10 +76,11 @@ type batch struct {
 	keys     []dedup.Key
 	claims   []dedup.Claim
 	inFlight int
-	// Journal mode: the combined file's lines (length and CRC-32C), the
+	// Journal mode: the combined file's lines (length and CRC-32C;
+	// journalWriter.encoded), the
 	// rollouts of the ERROR spans (the writer counts them for
 	// rollouts.jsonl), and the combined append's result.
-	lines    []lineRef
+	lines    []journal.LineRef
 	errSpans [][2]string
 	// The time split (timesplit.go): the process of the resource being
 	// encoded (the facts are in targets).
@@ -304,37 +305,20 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 		}
 	}
 	if fb != nil && e.cfg.restOnly() {
-		return // in its rollout file only; the journal has it (journal_spans.go)
+		return // in its rollout file only; the journal has it (internal/journal)
 	}
 	if e.cfg.CombinedFile != "" && !slices.Contains(done, e.cfg.CombinedFile) {
 		if b.combined == nil {
 			b.combined = b.file(e.cfg.CombinedFile, fileKindCombined)
 		}
 		e.add(b, b.combined, idx, td)
-		if e.journal != nil && !e.otlp {
-			b.lines = append(b.lines, lineRef{
-				n: uint32(b.lineEnd - b.lineStart), crc: crc32.Checksum(b.arena[b.lineStart:b.lineEnd], castagnoli), keys: e.keysPerSpan(),
-			})
-		}
 	}
 }
 
-// finishOTLPBatch closes the OTLP/JSON request of every file of b and, with
-// a journal, records the combined file's request as one line.
+// finishOTLPBatch closes the OTLP/JSON request of every file of b.
 func (e *spansExporter) finishOTLPBatch(b *batch, td ptrace.Traces) {
 	for _, fb := range b.files {
 		e.finishOTLP(b, fb, td)
-	}
-	if fb := b.combined; e.journal != nil && fb != nil && !e.cfg.restOnly() {
-		crc := uint32(0)
-		for _, sg := range fb.segs {
-			crc = crc32.Update(crc, castagnoli, b.arena[sg.start:sg.end])
-		}
-		keys := 0
-		if e.dedup != nil {
-			keys = len(fb.spans)
-		}
-		b.lines = append(b.lines, lineRef{n: uint32(fb.size), crc: crc, keys: uint32(keys)})
 	}
 }
 

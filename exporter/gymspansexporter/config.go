@@ -56,7 +56,7 @@ type Config struct {
 	// CombinedSpans chooses the spans of the combined file: "all" (every
 	// span; the combined file is the journal) or "rest" (only the spans that
 	// are in no rollout file, so each span is written once in human form;
-	// the journal is a compact one of the exporter's own, journal_spans.go).
+	// the journal is a compact one of the exporter's own, internal/journal).
 	CombinedSpans string `mapstructure:"combined_spans"`
 
 	// Rotation bounds the combined file.

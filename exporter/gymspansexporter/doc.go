@@ -11,23 +11,25 @@
 // pushTraces hands every batch to it and never asks which. In one line:
 //
 //	pushTraces → writer.admit → claim (internal/dedup) → encode (batch.go) →
-//	groupCommit (commit.go) → writer.writeGroup → finishBatch (retry.go)
+//	writer.encoded → groupCommit (commit.go) → writer.writeGroup →
+//	finishBatch (retry.go)
 //
 // With the combined file on (the default), the combined file is the journal
 // (design §5.1):
 //
 //	pushTraces → drop spans already written (internal/dedup) → encode each span once
 //	(internal/spanjson) and group its line per file (batch.go, rollouts.go)
-//	→ groupCommit → journalWriter: one extent record in the exporter's index
-//	(journal.go), then one append to spans.jsonl for concurrent pushes
+//	→ journalWriter.encoded: the length and CRC-32C of each combined-file
+//	line → groupCommit → journalWriter: one extent record in the exporter's index
+//	(internal/journal), then one append to spans.jsonl for concurrent pushes
 //	(commit.go; internal/capturedir: lock, tail, rotate, write) →
 //	return; the rollout files' and rollouts.jsonl's lines wait in memory
 //	(internal/pending) → the flusher appends every file in one sweep per
 //	flush_interval, fsyncs (internal/capturedir) and
 //	records how far the files are done (flusher.go) → at the next start, what a
-//	killed exporter had not written is completed from the combined file by a
-//	recoverer built from the values it needs, not the exporter's state
-//	(recover.go, recover_spans.go, decode.go)
+//	killed exporter had not written is completed from the combined file by
+//	recovery over the values it needs, not the exporter's state
+//	(internal/recovery; its values: recover.go)
 //
 // With combined_file "" (throughWriter) every file is written through
 // before pushTraces returns, and the spans of files that failed are handed
@@ -43,8 +45,13 @@
 // own tests; internal/dedup, the deduplication window (span keys, claims of
 // the pushes in flight) with its own tests; internal/pending, the rollout
 // files' and rollouts.jsonl's lines between the combined file and their
-// own files, with its own tests; internal/metadata, the generated
-// telemetry.
+// own files, with its own tests; internal/journal, the journal index (its
+// extent, done and key records, the span data of combined_spans rest, its
+// segments, and the dead indexes a start reads back), with its own tests;
+// internal/recovery, the completion of a dead exporter's files at start
+// (its extents' lines read back and checked, each rollout file and
+// rollouts.jsonl completed by span key, the service map, the dedup keys),
+// with its own tests; internal/metadata, the generated telemetry.
 //
 // The other files: config.go and factory.go (the component), exporter.go
 // (the glue: state, Start, Shutdown, pushTraces), attributes.go (the

@@ -5,12 +5,14 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
 
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,10 +21,10 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/recovery"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
@@ -63,7 +65,7 @@ type spansExporter struct {
 	dedup *dedup.Window // nil with dedup_window_spans 0
 
 	// Journal mode (set at start when combined_file is on).
-	journal *journalIndex
+	journal *journal.Index
 	pending *pending.Store
 
 	// errs is the group writer's: (run, rollout) → ERROR spans written.
@@ -149,7 +151,7 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 	e.commits.afterGroup = func() { store.ExpireKept(time.Now()) }
 	fail := func(err error) error {
 		if e.journal != nil {
-			_ = e.journal.close(true)
+			_ = e.journal.Close(true)
 			e.journal = nil
 			e.metrics.OpenFilesChanged(-e.cfg.journalDescriptors())
 		}
@@ -178,7 +180,11 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 			return fail(err)
 		}
 	}
-	f := newFlusher(e, store)
+	var j tickJournal = noJournal{}
+	if e.journal != nil {
+		j = e.journal
+	}
+	f := newFlusher(e, store, j)
 	w := e.newGroupWriter(store, f)
 	e.mu.Lock()
 	e.store, e.flusher, e.writer = store, f, w
@@ -188,31 +194,32 @@ func (e *spansExporter) start(_ context.Context, host component.Host) error {
 }
 
 // startJournal opens the journal index, completes the files of the
-// exporters that died before they wrote them (recover.go), and starts the
-// pending store.
+// exporters that died before they wrote them (internal/recovery), and
+// starts the pending store.
 func (e *spansExporter) startJournal(store *capturedir.Store) error {
-	dirFD, err := openJournalDir(store.DirFD(), uint32(e.dirPerm.Perm()))
+	j, err := journal.Open(store.DirFD(), journal.Options{
+		Fingerprint: journalConfig(e.cfg), DirPerm: uint32(e.dirPerm.Perm()), FilePerm: store.FilePerm(),
+		WindowKeys: e.cfg.DedupWindowSpans, WithData: e.cfg.restOnly(), SegmentBytes: maxSegmentBytes,
+	})
 	if err != nil {
-		return err
-	}
-	j, err := newJournalIndex(dirFD, journalConfig(e.cfg), store.FilePerm(), e.cfg.DedupWindowSpans, e.cfg.restOnly())
-	if err != nil {
-		_ = unix.Close(dirFD)
 		return err
 	}
 	e.journal = j
 	e.metrics.OpenFilesChanged(e.cfg.journalDescriptors()) // open_files counts the index's descriptors too
 	e.pending = pending.NewStore(e.metrics.pendingChanged, e.cfg.MaxPendingBytes)
-	return e.newRecoverer(j).recoverDead(store)
+	return recovery.Run(store, e.recoveryOptions(j))
 }
 
-// writerID names this exporter's journal in service_map.json.
-func (e *spansExporter) writerID() string {
-	if e.journal == nil {
-		return ""
-	}
-	return e.journal.id
+// journalConfig is what an index's lines depend on besides the journal
+// (its fingerprint): another exporter completes a dead index only if it
+// has the same.
+func journalConfig(cfg *Config) string {
+	return strings.Join([]string{cfg.CombinedFile, cfg.Format, cfg.PathTemplate, cfg.RolloutsFile, cfg.RolloutAttribute, cfg.RunAttribute}, "\x00")
 }
+
+// maxSegmentBytes is the journal index's journal.Options.SegmentBytes (a
+// variable for the tests).
+var maxSegmentBytes int64 = journal.DefaultSegmentBytes
 
 func (e *spansExporter) shutdown(context.Context) error {
 	e.mu.Lock()
@@ -234,10 +241,10 @@ func (e *spansExporter) shutdown(context.Context) error {
 	if e.journal != nil {
 		// With everything written the index is no longer needed; else it is
 		// left for the next start to complete.
-		errs = append(errs, e.journal.close(err == nil))
+		errs = append(errs, e.journal.Close(err == nil))
 		e.metrics.OpenFilesChanged(-e.cfg.journalDescriptors())
 		if err == nil && e.sm != nil {
-			e.sm.forget(e.journal.id)
+			e.sm.forget(e.journal.ID())
 			errs = append(errs, e.sm.flush())
 		}
 	}
@@ -275,6 +282,7 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	if len(b.files) == 0 && len(b.roots) == 0 {
 		return e.finishBatch(w, b, td) // nothing to write (every span written before, or in flight)
 	}
+	w.encoded(b)
 	e.commits.commit(b, w.writeGroup)
 	return e.finishBatch(w, b, td)
 }

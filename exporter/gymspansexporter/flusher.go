@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.uber.org/zap"
 )
@@ -32,13 +33,31 @@ type flusher struct {
 	mu      sync.Mutex // one flush at a time (the loop's, shutdown's, a test's)
 	e       *spansExporter
 	store   *capturedir.Store
+	journal tickJournal
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
 }
 
-func newFlusher(e *spansExporter, store *capturedir.Store) *flusher {
-	return &flusher{e: e, store: store, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+// tickJournal is the journal index's part of a flush tick, picked at Start:
+// the *journal.Index with the combined file, noJournal without.
+type tickJournal interface {
+	ID() string // names the index in service_map.json
+	Sync() error
+	MarkDone(seq uint64) error
+	Maintain(serviceMap uint64) error
+}
+
+// noJournal is tickJournal with combined_file "": nothing is recorded.
+type noJournal struct{}
+
+func (noJournal) ID() string            { return "" }
+func (noJournal) Sync() error           { return nil }
+func (noJournal) MarkDone(uint64) error { return nil }
+func (noJournal) Maintain(uint64) error { return nil }
+
+func newFlusher(e *spansExporter, store *capturedir.Store, j tickJournal) *flusher {
+	return &flusher{e: e, store: store, journal: j, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // poke asks for a flush of the finished rollouts (or of everything, at the
@@ -81,13 +100,11 @@ func (f *flusher) tick() error {
 	if e.pending != nil {
 		f.writePending(allFiles)
 	}
-	if e.journal != nil {
-		// The extents before the files they describe (a power loss must not
-		// keep lines of the combined file no extent names).
-		if err := e.journal.sync(); err != nil {
-			e.metrics.FsyncFailed(journalDir, err) // counted with the files' fsyncs
-			errs = append(errs, err)
-		}
+	// The extents before the files they describe (a power loss must not
+	// keep lines of the combined file no extent names).
+	if err := f.journal.Sync(); err != nil {
+		e.metrics.FsyncFailed(journal.Dir, err) // counted with the files' fsyncs
+		errs = append(errs, err)
 	}
 	done := uint64(0)
 	if e.pending != nil {
@@ -95,11 +112,9 @@ func (f *flusher) tick() error {
 	}
 	if err := f.store.Flush(); err != nil { // counted and logged by the store
 		errs = append(errs, err)
-	} else if e.journal != nil {
-		if err := e.journal.markDone(done); err != nil {
-			e.logs.warn("journal", "writing to the journal index failed", zap.Error(err))
-			errs = append(errs, err)
-		}
+	} else if err := f.journal.MarkDone(done); err != nil {
+		e.logs.warn("journal", "writing to the journal index failed", zap.Error(err))
+		errs = append(errs, err)
 	}
 	smPos := ^uint64(0)
 	if e.sm != nil {
@@ -108,14 +123,12 @@ func (f *flusher) tick() error {
 			errs = append(errs, err)
 		}
 		smPos = 0
-		if p, ok := e.sm.committed(e.writerID()); ok {
+		if p, ok := e.sm.committed(f.journal.ID()); ok {
 			smPos = p
 		}
 	}
-	if e.journal != nil {
-		if err := e.journal.maintain(smPos); err != nil {
-			e.logs.warn("journal", "starting a journal index segment failed", zap.Error(err))
-		}
+	if err := f.journal.Maintain(smPos); err != nil {
+		e.logs.warn("journal", "starting a journal index segment failed", zap.Error(err))
 	}
 	return errors.Join(errs...)
 }

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
@@ -159,7 +160,7 @@ func (fe *fuzzExporter) checkCaptureDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if e.Name() == journalDir && e.IsDir() {
+		if e.Name() == journal.Dir && e.IsDir() {
 			continue // the exporter's journal index
 		}
 		if !e.Type().IsRegular() {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/metadata"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
@@ -155,7 +156,7 @@ func walkFiles(t testing.TB, dir string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel == journalDir {
+		if rel == journal.Dir {
 			return filepath.SkipDir
 		}
 		out = append(out, rel)

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 )
 
 // Hostile shapes (issue #8) through the exporter made by the factory into a
@@ -326,7 +327,7 @@ func TestHostileManyRolloutFiles(t *testing.T) {
 			rolloutFiles++
 		case name == "spans.jsonl", name == "rollouts.jsonl", capturedir.IsBackupName("spans.jsonl", name):
 			// The combined file rotates (100 MiB) at the full size.
-		case name == journalDir:
+		case name == journal.Dir:
 			index, err := os.ReadDir(filepath.Join(capture, name))
 			require.NoError(t, err)
 			assert.Empty(t, index, "a clean shutdown leaves no journal index")

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/internal/servicemap"
 )
 
@@ -55,7 +56,7 @@ func crash(t *testing.T, e *spansExporter) {
 		f.mu.Lock() // after a flush in progress; never given back: no flush after the crash
 	}
 	store.Abandon() // every descriptor closed, which gives its lock back
-	require.NoError(t, e.journal.close(false))
+	require.NoError(t, e.journal.Close(false))
 }
 
 // recoveryConfig is the tests' config on dir, with the service map and no
@@ -174,7 +175,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 
 func assertNoIndexLeft(t *testing.T, dir string) {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dir, journalDir))
+	ents, err := os.ReadDir(filepath.Join(dir, journal.Dir))
 	require.NoError(t, err)
 	assert.Empty(t, ents, "no journal index is left")
 	data, err := os.ReadFile(filepath.Join(dir, "service_map.json"))
@@ -378,7 +379,7 @@ func TestCorruptIndexIsCompletedUpToTheDamage(t *testing.T) {
 	require.NoError(t, a.pushTraces(context.Background(), first))
 	require.NoError(t, a.pushTraces(context.Background(), second))
 	crash(t, a)
-	segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+	segs, err := filepath.Glob(filepath.Join(dir, journal.Dir, "*.seg"))
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
 	data, err := os.ReadFile(segs[0])
@@ -411,7 +412,7 @@ func TestIndexOfAnotherConfigIsLeft(t *testing.T) {
 	startExporter(t, b)
 	require.NoError(t, b.shutdown(context.Background()))
 	assert.Zero(t, sum(metricByAttr(t, tel, metricRecovered, "file")))
-	segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+	segs, err := filepath.Glob(filepath.Join(dir, journal.Dir, "*.seg"))
 	require.NoError(t, err)
 	assert.Len(t, segs, 1, "the other config's index is left")
 	c, tel3 := newTestExporter(t, recoveryConfig(dir, func(c *Config) { c.Format = formatOTLPJSON }))
@@ -447,9 +448,9 @@ func TestIndexStaysBoundedWithoutDedup(t *testing.T) {
 			for i := range 200 {
 				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 2, 5)))
 				flushFiles(t, e)
-				segs, err := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
+				segs, err := filepath.Glob(filepath.Join(dir, journal.Dir, "*.seg"))
 				require.NoError(t, err)
-				data, err := filepath.Glob(filepath.Join(dir, journalDir, "*.spans")) // combined_spans rest
+				data, err := filepath.Glob(filepath.Join(dir, journal.Dir, "*.spans")) // combined_spans rest
 				require.NoError(t, err)
 				segs = append(segs, data...)
 				var size int64

@@ -53,11 +53,6 @@ func (o *serviceMapObserver) observeAt(writer string, pos uint64, spans iter.Seq
 // committed is writer's position in the last service_map.json written.
 func (o *serviceMapObserver) committed(writer string) (uint64, bool) { return o.m.Committed(writer) }
 
-// position reads writer's position from service_map.json.
-func (o *serviceMapObserver) position(writer string) (uint64, bool, error) {
-	return o.m.Position(writer)
-}
-
 func (o *serviceMapObserver) forget(writer string) { o.m.Forget(writer) }
 
 // flush merges what was observed since the last flush into the files on disk.

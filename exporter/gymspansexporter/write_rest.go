@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
@@ -24,8 +25,12 @@ import (
 //	               store, the spans to the service map
 type restWriter struct {
 	journalWriter
-	blob spansBlob // the writer's scratch for span data
+	blob journal.SpansBlob // the writer's scratch for span data
 }
+
+// encoded: the group's journal record holds its spans, not the combined
+// file's lines.
+func (w *restWriter) encoded(*batch) {}
 
 func (w *restWriter) writeGroup(group []*batch) {
 	e := w.e
@@ -42,7 +47,7 @@ func (w *restWriter) writeGroup(group []*batch) {
 				b.journalErr = err // the whole group: its journal record is cancelled
 			}
 		}
-		if err := e.journal.cancel(seq); err != nil {
+		if err := e.journal.Cancel(seq); err != nil {
 			e.logs.warn("journal", "cancelling a journal record failed: after a crash its spans would be completed although their push failed", zap.Error(err))
 		}
 		return
@@ -56,7 +61,7 @@ func (w *restWriter) journalSpans(group []*batch) (uint64, error) {
 	e := w.e
 	roots, keys := e.groupRoots(group)
 	sb := &w.blob
-	sb.reset()
+	sb.Reset()
 	var m ptrace.ProtoMarshaler
 	for _, b := range group {
 		proto, err := m.MarshalTraces(b.td)
@@ -64,12 +69,12 @@ func (w *restWriter) journalSpans(group []*batch) (uint64, error) {
 			return 0, fmt.Errorf("journal: marshal spans: %w", err)
 		}
 		claims := b.claims
-		sb.add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == dedup.ClaimNew })
+		sb.Add(proto, len(b.refs), func(i int) bool { return len(claims) == 0 || claims[i] == dedup.ClaimNew })
 	}
-	p := appendGroupTail(appendSpansHeader(w.extent), group, keys, roots)
+	p := appendGroupTail(journal.AppendSpansHeader(w.extent), group, keys, roots)
 	w.extent = p
-	seq, err := e.journal.addSpans(sb, p, keys)
-	sb.reset()
+	seq, err := e.journal.AddSpans(sb, p, keys)
+	sb.Reset()
 	return seq, err
 }
 

@@ -4,12 +4,14 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/pending"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -23,6 +25,9 @@ import (
 type groupWriter interface {
 	// admit waits until a push may encode and queue its batch.
 	admit(ctx context.Context) error
+	// encoded is told of b once it is encoded, before it queues (on the
+	// pushing goroutine).
+	encoded(b *batch)
 	// writeGroup writes the batches of the pushes that queued together
 	// (commit.go); it runs as the group's writer.
 	writeGroup(group []*batch)
@@ -56,6 +61,8 @@ type throughWriter struct {
 }
 
 func (w *throughWriter) admit(context.Context) error { return nil }
+
+func (w *throughWriter) encoded(*batch) {}
 
 func (w *throughWriter) writeGroup(group []*batch) {
 	e := w.e
@@ -119,6 +126,39 @@ func (w *journalWriter) admit(ctx context.Context) error {
 	return nil
 }
 
+// encoded records the length and CRC-32C of each line b appends to the
+// combined file, for its group's extent: each console line (every one ends
+// with its only '\n'), or the batch's one OTLP/JSON request.
+func (w *journalWriter) encoded(b *batch) {
+	fb := b.combined
+	if fb == nil {
+		return
+	}
+	if w.e.otlp {
+		crc := uint32(0)
+		for _, sg := range fb.segs {
+			crc = journal.Checksum(crc, b.arena[sg.start:sg.end])
+		}
+		keys := 0
+		if w.e.dedup != nil {
+			keys = len(fb.spans)
+		}
+		b.lines = append(b.lines, journal.LineRef{N: uint32(fb.size), CRC: crc, Keys: uint32(keys)})
+		return
+	}
+	keys := w.e.keysPerSpan()
+	for _, sg := range fb.segs {
+		for seg := b.arena[sg.start:sg.end]; len(seg) > 0; {
+			n := bytes.IndexByte(seg, '\n') + 1
+			if n == 0 {
+				n = len(seg)
+			}
+			b.lines = append(b.lines, journal.LineRef{N: uint32(n), CRC: journal.Checksum(0, seg[:n]), Keys: keys})
+			seg = seg[n:]
+		}
+	}
+}
+
 func (w *journalWriter) writeGroup(group []*batch) {
 	e := w.e
 	roots, keys := e.groupRoots(group)
@@ -128,15 +168,15 @@ func (w *journalWriter) writeGroup(group []*batch) {
 	}
 	var seq uint64
 	before := func(ino uint64, off int64) error {
-		p := appendExtentHeader(w.extent, ino, off, lines)
+		p := journal.AppendExtentHeader(w.extent, ino, off, lines)
 		for _, b := range group {
 			for _, l := range b.lines {
-				p = appendLineRef(p, l)
+				p = journal.AppendLineRef(p, l)
 			}
 		}
 		p = appendGroupTail(p, group, keys, roots)
 		w.extent = p
-		s, err := e.journal.addExtent(p, keys)
+		s, err := e.journal.AddExtent(p, keys)
 		seq = s
 		return err
 	}
@@ -208,7 +248,7 @@ func (e *spansExporter) groupRoots(group []*batch) (roots [][]byte, keys int) {
 // appendGroupTail appends what every journal record of a group ends with:
 // the dedup keys of the spans it writes, then its rollouts.jsonl lines.
 func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte {
-	p = appendCount(p, keys)
+	p = journal.AppendCount(p, keys)
 	for _, b := range group {
 		for i, c := range b.claims {
 			if c == dedup.ClaimNew {
@@ -216,11 +256,7 @@ func appendGroupTail(p []byte, group []*batch, keys int, roots [][]byte) []byte 
 			}
 		}
 	}
-	p = appendCount(p, len(roots))
-	for _, r := range roots {
-		p = appendBytes(p, r)
-	}
-	return p
+	return journal.AppendRoots(p, roots)
 }
 
 // queuePending hands the rollout lines and rollouts.jsonl lines of the
@@ -254,7 +290,7 @@ func (w *journalWriter) queuePending(group []*batch, seq uint64) {
 		}
 	})
 	if e.sm != nil {
-		e.sm.observeAt(e.journal.id, seq+1, writtenSpans(ok))
+		e.sm.observeAt(e.journal.ID(), seq+1, writtenSpans(ok))
 	}
 	if due {
 		w.flush.poke()

@@ -130,6 +130,18 @@ func (s *Store) DirFD() int { return s.dirFD }
 // FilePerm is the permission bits files are created with.
 func (s *Store) FilePerm() uint32 { return s.filePerm }
 
+// ReadDirNames lists the directory of dirFD (the capture dir, or one inside
+// it), called name in errors.
+func ReadDirNames(dirFD int, name string) ([]string, error) {
+	fd, err := unix.Openat(dirFD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
 // openAt opens name inside the capture dir for appending, creating it with
 // the configured permissions when it does not exist. A name this store
 // opened before (a rollout's file reopened after its handle was evicted)

@@ -1,10 +1,8 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
-
-// The journal index. The combined file is the journal (design §5.1): a batch's
-// lines reach it before ConsumeTraces returns, and the rollout files and
+// Package journal is the gymspans exporter's journal index (design §5.1).
+// The combined file is the journal: a batch's lines reach it before ConsumeTraces returns, and the rollout files and
 // rollouts.jsonl get theirs from memory within flush_interval. After a kill
 // -9 the next start completes them from the combined file, and for that it
 // must know which lines of the combined file are this exporter's (several
@@ -43,6 +41,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 // of the dedup window's keys, and removed once every extent in them is done
 // and in the service map, and the newer segments hold the whole window.
 // A clean shutdown removes the index.
+package journal // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 
 import (
 	"crypto/rand"
@@ -51,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -60,8 +58,8 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
-// journalDir is the index directory inside the capture dir.
-const journalDir = ".gymspans-journal"
+// Dir is the index directory inside the capture dir.
+const Dir = ".gymspans-journal"
 
 const journalVersion = 1
 
@@ -71,7 +69,7 @@ const (
 	recExtent = 'E'
 	recDone   = 'D'
 	recKeys   = 'K'
-	recSpans  = 'P' // combined_spans rest: a group's spans in the segment's data file (journal_spans.go)
+	recSpans  = 'P' // combined_spans rest: a group's spans in the segment's data file (spans.go)
 	recCancel = 'X' // combined_spans rest: the group of this sequence number was not written
 )
 
@@ -81,23 +79,45 @@ const maxRecordBytes = 256 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// lineRef is one line of an extent: its length (newline included), its
-// CRC-32C, and how many of the extent's dedup keys are its spans'.
-type lineRef struct {
-	n    uint32
-	crc  uint32
-	keys uint32
+// LineRef is one line of an extent: its length (newline included), its
+// CRC-32C (Checksum), and how many of the extent's dedup keys are its spans'.
+type LineRef struct {
+	N    uint32
+	CRC  uint32
+	Keys uint32
 }
 
-// maxSegmentBytes also ends a segment, however few dedup keys it holds
-// (with dedup_window_spans 0 an extent holds none, and a segment ended by its
-// keys alone would never end, nor be removed). A variable for the tests.
-var maxSegmentBytes int64 = 16 << 20
+// Checksum updates crc (0 to start) with b's CRC-32C, the checksum of the
+// index's records, lines and blobs.
+func Checksum(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
 
-// journalIndex is this exporter's index. Its methods are safe for
+// DefaultSegmentBytes is Options.SegmentBytes when it is 0.
+const DefaultSegmentBytes = 16 << 20
+
+// Options is what an index is opened with.
+type Options struct {
+	// Fingerprint is the config its lines depend on besides the journal:
+	// another exporter completes a dead index only if it has the same.
+	Fingerprint string
+	// DirPerm and FilePerm are the permissions of the index's directory and files.
+	DirPerm, FilePerm uint32
+	// WindowKeys is the dedup window: the newer segments must hold these many
+	// keys before an older one goes.
+	WindowKeys int
+	// WithData: each segment has a data file of span payloads beside it
+	// (combined_spans rest, spans.go).
+	WithData bool
+	// SegmentBytes also ends a segment, however few dedup keys it holds
+	// (with dedup_window_spans 0 an extent holds none, and a segment ended by
+	// its keys alone would never end, nor be removed); 0 is
+	// DefaultSegmentBytes.
+	SegmentBytes int64
+}
+
+// Index is this exporter's index. Its methods are safe for
 // concurrent use: the group writer adds extents, the flusher marks done and
 // maintains the segments.
-type journalIndex struct {
+type Index struct {
 	dirFD       int
 	id          string
 	fingerprint string
@@ -113,9 +133,10 @@ type journalIndex struct {
 
 	windowKeys int // the newer segments must hold these many keys before an older one goes
 	rotateKeys int // a segment holding these many keys is followed by a new one
+	maxBytes   int64
 
 	// withData: each segment has a data file of span payloads beside it
-	// (combined_spans rest, journal_spans.go); data is the current one's.
+	// (combined_spans rest, spans.go); data is the current one's.
 	withData bool
 	data     dataFile
 }
@@ -132,26 +153,54 @@ type indexSegment struct {
 	data bool
 }
 
-// journalConfig is what an index's lines depend on besides the journal:
-// another exporter completes a dead index only if it has the same.
-func journalConfig(cfg *Config) string {
-	return strings.Join([]string{cfg.CombinedFile, cfg.Format, cfg.PathTemplate, cfg.RolloutsFile, cfg.RolloutAttribute, cfg.RunAttribute}, "\x00")
-}
-
 // openJournalDir opens (creating) the index directory inside the capture dir.
 func openJournalDir(captureFD int, perm uint32) (int, error) {
-	if err := unix.Mkdirat(captureFD, journalDir, perm); err != nil && !errors.Is(err, unix.EEXIST) {
-		return -1, fmt.Errorf("create %s: %w", journalDir, err)
+	if err := unix.Mkdirat(captureFD, Dir, perm); err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, fmt.Errorf("create %s: %w", Dir, err)
 	}
-	fd, err := unix.Openat(captureFD, journalDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(captureFD, Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("open %s: %w", journalDir, err)
+		return -1, fmt.Errorf("open %s: %w", Dir, err)
 	}
 	return fd, nil
 }
 
-// newJournalIndex creates and locks a fresh index in dirFD.
-func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int, withData bool) (*journalIndex, error) {
+// Open opens (creating) the index directory inside the capture dir, and
+// creates and locks a fresh index in it.
+func Open(captureFD int, o Options) (*Index, error) {
+	dirFD, err := openJournalDir(captureFD, o.DirPerm)
+	if err != nil {
+		return nil, err
+	}
+	return newIndex(dirFD, o)
+}
+
+// newIndex creates and locks a fresh index in dirFD, which it owns (closes
+// on failure).
+func newIndex(dirFD int, o Options) (*Index, error) {
+	id, fd, err := lockNew(dirFD, o.FilePerm)
+	if err != nil {
+		_ = unix.Close(dirFD)
+		return nil, err
+	}
+	j := &Index{
+		dirFD: dirFD, id: id, fingerprint: o.Fingerprint, filePerm: o.FilePerm, lockFD: fd,
+		nextSeq: 1, windowKeys: o.WindowKeys, rotateKeys: max(o.WindowKeys/4, 4096), withData: o.WithData,
+		maxBytes: o.SegmentBytes,
+	}
+	if j.maxBytes <= 0 {
+		j.maxBytes = DefaultSegmentBytes
+	}
+	j.seg.fd, j.data.fd = -1, -1
+	if err := j.startSegmentLocked(0); err != nil {
+		_ = j.closeIndex(true) // its directory's descriptor too
+		return nil, err
+	}
+	return j, nil
+}
+
+// lockNew creates a new index id's lock file in dirFD and locks it.
+func lockNew(dirFD int, filePerm uint32) (string, int, error) {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	id := hex.EncodeToString(raw[:])
@@ -160,40 +209,34 @@ func newJournalIndex(dirFD int, fingerprint string, filePerm uint32, window int,
 	tmp := id + ".lock.new"
 	fd, err := unix.Openat(dirFD, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, filePerm)
 	if err != nil {
-		return nil, fmt.Errorf("create %s/%s: %w", journalDir, tmp, err)
+		return "", -1, fmt.Errorf("create %s/%s: %w", Dir, tmp, err)
 	}
 	if err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(dirFD, tmp, 0)
-		return nil, fmt.Errorf("lock %s/%s: %w", journalDir, tmp, err)
+		return "", -1, fmt.Errorf("lock %s/%s: %w", Dir, tmp, err)
 	}
 	if err := unix.Renameat(dirFD, tmp, dirFD, id+".lock"); err != nil {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(dirFD, tmp, 0)
-		return nil, fmt.Errorf("rename %s/%s: %w", journalDir, tmp, err)
+		return "", -1, fmt.Errorf("rename %s/%s: %w", Dir, tmp, err)
 	}
-	j := &journalIndex{
-		dirFD: dirFD, id: id, fingerprint: fingerprint, filePerm: filePerm, lockFD: fd,
-		nextSeq: 1, windowKeys: window, rotateKeys: max(window/4, 4096), withData: withData,
-	}
-	j.seg.fd, j.data.fd = -1, -1
-	if err := j.startSegmentLocked(0); err != nil {
-		_ = j.close(true)
-		return nil, err
-	}
-	return j, nil
+	return id, fd, nil
 }
+
+// ID names the index (in service_map.json too).
+func (j *Index) ID() string { return j.id }
 
 func segmentName(id string, n uint64) string {
 	return fmt.Sprintf("%s-%010d.seg", id, n)
 }
 
 // startSegmentLocked starts segment n and makes it the current one.
-func (j *journalIndex) startSegmentLocked(n uint64) error {
+func (j *Index) startSegmentLocked(n uint64) error {
 	name := segmentName(j.id, n)
 	fd, err := unix.Openat(j.dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, j.filePerm)
 	if err != nil {
-		return fmt.Errorf("create %s/%s: %w", journalDir, name, err)
+		return fmt.Errorf("create %s/%s: %w", Dir, name, err)
 	}
 	seg := indexSegment{n: n, fd: fd}
 	p := []byte{recHeader, journalVersion}
@@ -231,7 +274,7 @@ func (j *journalIndex) startSegmentLocked(n uint64) error {
 }
 
 // writeRecord frames payload and writes it at the end of seg.
-func (j *journalIndex) writeRecord(seg *indexSegment, payload []byte) error {
+func (j *Index) writeRecord(seg *indexSegment, payload []byte) error {
 	if len(payload) > maxRecordBytes {
 		return fmt.Errorf("journal index record of %d bytes", len(payload))
 	}
@@ -246,7 +289,7 @@ func (j *journalIndex) writeRecord(seg *indexSegment, payload []byte) error {
 	if err != nil {
 		// Leave no torn record for the next one to follow.
 		_ = unix.Ftruncate(seg.fd, seg.off)
-		return fmt.Errorf("write %s/%s: %w", journalDir, segmentName(j.id, seg.n), err)
+		return fmt.Errorf("write %s/%s: %w", Dir, segmentName(j.id, seg.n), err)
 	}
 	seg.off += int64(n)
 	return nil
@@ -282,30 +325,39 @@ func pwritev(fd int, iovs [][]byte, off int64) (int, error) {
 	return total, nil
 }
 
-// An extent record: appendExtentHeader, then each line (appendLineRef),
-// appendCount and the keys, appendCount and the rollouts.jsonl lines
-// (appendBytes). The sequence number is filled in by addExtent.
-func appendExtentHeader(p []byte, ino uint64, off int64, lines int) []byte {
+// An extent record: AppendExtentHeader, then each line (AppendLineRef),
+// AppendCount and the keys, then the rollouts.jsonl lines (AppendRoots).
+// The sequence number is filled in by AddExtent.
+func AppendExtentHeader(p []byte, ino uint64, off int64, lines int) []byte {
 	p = append(p[:0], recExtent)
 	p = binary.LittleEndian.AppendUint64(p, 0)
 	p = binary.LittleEndian.AppendUint64(p, ino)
 	p = binary.LittleEndian.AppendUint64(p, uint64(off))
-	return appendCount(p, lines)
+	return AppendCount(p, lines)
 }
 
-func appendLineRef(p []byte, l lineRef) []byte {
-	p = binary.LittleEndian.AppendUint32(p, l.n)
-	p = binary.LittleEndian.AppendUint32(p, l.crc)
-	return binary.LittleEndian.AppendUint32(p, l.keys)
+// AppendLineRef appends one line of an extent record.
+func AppendLineRef(p []byte, l LineRef) []byte {
+	p = binary.LittleEndian.AppendUint32(p, l.N)
+	p = binary.LittleEndian.AppendUint32(p, l.CRC)
+	return binary.LittleEndian.AppendUint32(p, l.Keys)
 }
 
-func appendCount(p []byte, n int) []byte { return binary.LittleEndian.AppendUint32(p, uint32(n)) }
+// AppendCount appends a count (of keys, lines, bytes) to a record.
+func AppendCount(p []byte, n int) []byte { return binary.LittleEndian.AppendUint32(p, uint32(n)) }
 
-func appendBytes(p, b []byte) []byte { return append(appendCount(p, len(b)), b...) }
+// AppendRoots appends a group's rollouts.jsonl lines, counted, to a record.
+func AppendRoots(p []byte, roots [][]byte) []byte {
+	p = AppendCount(p, len(roots))
+	for _, r := range roots {
+		p = append(AppendCount(p, len(r)), r...)
+	}
+	return p
+}
 
-// addExtent records a group's append (payload from appendExtentHeader and
+// AddExtent records a group's append (payload from AppendExtentHeader and
 // the rest) and returns its sequence number.
-func (j *journalIndex) addExtent(payload []byte, keys int) (uint64, error) {
+func (j *Index) AddExtent(payload []byte, keys int) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.recordGroup(payload, keys)
@@ -314,7 +366,7 @@ func (j *journalIndex) addExtent(payload []byte, keys int) (uint64, error) {
 // recordGroup gives a group's record (P or E) the next sequence number,
 // writes it to the current segment and counts its dedup keys there. The
 // caller holds j.mu.
-func (j *journalIndex) recordGroup(payload []byte, keys int) (uint64, error) {
+func (j *Index) recordGroup(payload []byte, keys int) (uint64, error) {
 	seq := j.nextSeq
 	j.nextSeq++ // never reused, whether or not the lines make it
 	binary.LittleEndian.PutUint64(payload[1:], seq)
@@ -326,9 +378,9 @@ func (j *journalIndex) recordGroup(payload []byte, keys int) (uint64, error) {
 	return seq, nil
 }
 
-// markDone records that the extents before seq are done. The flusher calls
+// MarkDone records that the extents before seq are done. The flusher calls
 // it after the fsync of the files it wrote.
-func (j *journalIndex) markDone(seq uint64) error {
+func (j *Index) MarkDone(seq uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if seq <= j.done {
@@ -342,8 +394,8 @@ func (j *journalIndex) markDone(seq uint64) error {
 	return nil
 }
 
-// addKeys records keys another exporter wrote (completed at start).
-func (j *journalIndex) addKeys(keys []dedup.Key) error {
+// AddKeys records keys another exporter wrote (completed at start).
+func (j *Index) AddKeys(keys []dedup.Key) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	const chunk = 1 << 16
@@ -362,8 +414,8 @@ func (j *journalIndex) addKeys(keys []dedup.Key) error {
 	return nil
 }
 
-// sync fsyncs the current segment (each flush tick, before the files).
-func (j *journalIndex) sync() error {
+// Sync fsyncs the current segment (each flush tick, before the files).
+func (j *Index) Sync() error {
 	j.mu.Lock()
 	fd := j.seg.fd
 	j.mu.Unlock()
@@ -373,15 +425,15 @@ func (j *journalIndex) sync() error {
 	return nil
 }
 
-// maintain starts a new segment when the current one holds rotateKeys keys
-// or maxSegmentBytes, and removes the older segments no longer needed: every
+// Maintain starts a new segment when the current one holds rotateKeys keys
+// or Options.SegmentBytes, and removes the older segments no longer needed: every
 // extent in them is done and before serviceMap (the service map's committed
 // position), and the newer segments hold the whole dedup window.
-func (j *journalIndex) maintain(serviceMap uint64) error {
+func (j *Index) Maintain(serviceMap uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var err error
-	if j.seg.keys >= j.rotateKeys || j.seg.off >= maxSegmentBytes || j.data.off >= maxSegmentBytes {
+	if j.seg.keys >= j.rotateKeys || j.seg.off >= j.maxBytes || j.data.off >= j.maxBytes {
 		err = j.startSegmentLocked(j.seg.n + 1) // on failure the current one goes on
 	}
 	newer := j.seg.keys
@@ -408,10 +460,12 @@ func (j *journalIndex) maintain(serviceMap uint64) error {
 	return err
 }
 
-// close closes the index's descriptors (its directory's too); with remove, the index is deleted
-// first (a clean shutdown: nothing is left to complete), segments before
-// the lock file.
-func (j *journalIndex) close(remove bool) error {
+// Close closes the index's descriptors (its directory's too); with remove,
+// the index is deleted first (a clean shutdown: nothing is left to
+// complete), segments before the lock file.
+func (j *Index) Close(remove bool) error { return j.closeIndex(remove) }
+
+func (j *Index) closeIndex(remove bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var errs []error

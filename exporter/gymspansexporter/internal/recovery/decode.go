@@ -1,9 +1,9 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package recovery // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/recovery"
 
-// Reading lines back (recovery, recover.go). A console line is read into a
+// Reading lines back (recover.go). A console line is read into a
 // span with what recovery needs of it: its ids, kind, times, status, name,
 // attributes and resource attributes (events, links and the scope are not
 // read: the line itself is what recovery writes). An OTLP/JSON line is an

@@ -1,11 +1,11 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package journal // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 
 // Reading the journal index of an exporter that is gone (its lock can be
-// taken), for recovery (recover.go); the index's format and its writer:
-// journal.go.
+// taken), for the recovery at the next start; the index's format and its
+// writer: journal.go.
 
 import (
 	"encoding/binary"
@@ -25,40 +25,59 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/eintr"
 )
 
-// deadIndex is the index of an exporter that is gone, locked by us.
-type deadIndex struct {
-	id       string
+// Dead is the index of an exporter that is gone, locked by us. Read
+// fills in what its records say; then Remove it once its lines are
+// completed, or Release it for the next start.
+type Dead struct {
+	ID       string
+	dirFD    int
 	lockFD   int
 	segments []uint64
+	own      string // the fingerprint of the index that found it
 
-	// What its records say (readDeadIndex).
-	extents     []extent
-	done        uint64
-	keys        []dedup.Key // of its K records (an extent's are its lines')
+	// What its records say (Read).
+	Extents     []Extent
+	Done        uint64      // the extents before this sequence number are in their files
+	Keys        []dedup.Key // of its K records (an extent's are its lines')
 	fingerprint string
-	torn        bool // a record was cut short or corrupt: the index ends there
+	Torn        bool // a record was cut short or corrupt: the index ends there
+
+	blobs blobReader
 }
 
-// extent is a group's append to the combined file, read back.
-type extent struct {
-	seq   uint64
-	ino   uint64
-	off   int64
-	lines []lineRef
-	keys  []dedup.Key // the keys of the lines' spans, in line order
-	roots [][]byte
-	// A P record's (combined_spans rest): its spans are the blob of
-	// blobLen bytes at off in data file dataN, not lines of the combined file.
-	spans   bool
+// Extent is a group's append to the combined file, read back: the
+// combined file's inode and the offset of the append, its lines, the keys
+// of the lines' spans in line order, and the group's rollouts.jsonl lines.
+type Extent struct {
+	Seq   uint64
+	Ino   uint64
+	Off   int64
+	Lines []LineRef
+	Keys  []dedup.Key
+	Roots [][]byte
+	// Spans: a P record's (combined_spans rest): its spans are the blob of
+	// blobLen bytes at Off in data file dataN, not lines of the combined
+	// file (Dead.Blob).
+	Spans   bool
 	dataN   uint64
 	blobLen int64
 	blobCRC uint32
 }
 
+// FindDead returns the indexes in j's dir whose lock can be taken (their
+// exporter is gone), locked.
+func (j *Index) FindDead() ([]*Dead, error) {
+	dead, err := findDeadIndexes(j.dirFD, j.id)
+	for _, d := range dead {
+		d.dirFD, d.own = j.dirFD, j.fingerprint
+	}
+	return dead, err
+}
+
 // findDeadIndexes returns the indexes in the journal dir whose lock can be
 // taken (their exporter is gone), locked.
-func findDeadIndexes(dirFD int, own string) ([]*deadIndex, error) {
-	names, err := readDirNames(dirFD)
+func findDeadIndexes(dirFD int, own string) ([]*Dead, error) {
+	names, err := capturedir.ReadDirNames(dirFD, Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +97,7 @@ func findDeadIndexes(dirFD int, own string) ([]*deadIndex, error) {
 		}
 	}
 	sort.Strings(locks)
-	var out []*deadIndex
+	var out []*Dead
 	for _, id := range locks {
 		fd, err := unix.Openat(dirFD, id+".lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -98,31 +117,20 @@ func findDeadIndexes(dirFD int, own string) ([]*deadIndex, error) {
 		}
 		s := segs[id]
 		sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
-		out = append(out, &deadIndex{id: id, lockFD: fd, segments: s})
+		out = append(out, &Dead{ID: id, lockFD: fd, segments: s})
 	}
 	return out, nil
 }
 
-// readDirNames lists a directory given by descriptor.
-func readDirNames(dirFD int) ([]string, error) {
-	fd, err := unix.Openat(dirFD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), journalDir)
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
-// read parses the dead index's segments.
-func (d *deadIndex) read(dirFD int) error {
+// Read parses the dead index's segments.
+func (d *Dead) Read() error {
 	for i, n := range d.segments {
-		data, err := readFileAt(dirFD, segmentName(d.id, n))
+		data, err := readFileAt(d.dirFD, segmentName(d.ID, n))
 		if err != nil {
 			return err
 		}
 		if !d.parse(data, i == 0) {
-			d.torn = true
+			d.Torn = true
 			return nil // what follows a torn record is not trusted
 		}
 	}
@@ -130,7 +138,7 @@ func (d *deadIndex) read(dirFD int) error {
 }
 
 // parse reads one segment's records; false when one was torn or corrupt.
-func (d *deadIndex) parse(data []byte, first bool) bool {
+func (d *Dead) parse(data []byte, first bool) bool {
 	header := true
 	for len(data) > 0 {
 		if len(data) < 8 {
@@ -163,38 +171,38 @@ func (d *deadIndex) parse(data []byte, first bool) bool {
 			header = false
 			continue
 		case recExtent:
-			x := extent{seq: r.u64(), ino: r.u64(), off: int64(r.u64())}
+			x := Extent{Seq: r.u64(), Ino: r.u64(), Off: int64(r.u64())}
 			nl := r.u32()
 			for i := uint32(0); i < nl && r.ok(); i++ {
-				x.lines = append(x.lines, lineRef{n: r.u32(), crc: r.u32(), keys: r.u32()})
+				x.Lines = append(x.Lines, LineRef{N: r.u32(), CRC: r.u32(), Keys: r.u32()})
 			}
-			x.keys = r.keys(nil)
+			x.Keys = r.keys(nil)
 			nr := r.u32()
 			for i := uint32(0); i < nr && r.ok(); i++ {
-				x.roots = append(x.roots, r.bytes())
+				x.Roots = append(x.Roots, r.bytes())
 			}
 			if !r.ok() {
 				return false
 			}
-			d.extents = append(d.extents, x)
+			d.Extents = append(d.Extents, x)
 		case recSpans:
-			x := extent{spans: true, seq: r.u64(), dataN: r.u64(), off: int64(r.u64()), blobLen: int64(r.u64()), blobCRC: r.u32()}
-			x.keys = r.keys(nil)
+			x := Extent{Spans: true, Seq: r.u64(), dataN: r.u64(), Off: int64(r.u64()), blobLen: int64(r.u64()), blobCRC: r.u32()}
+			x.Keys = r.keys(nil)
 			nr := r.u32()
 			for i := uint32(0); i < nr && r.ok(); i++ {
-				x.roots = append(x.roots, r.bytes())
+				x.Roots = append(x.Roots, r.bytes())
 			}
-			if !r.ok() || x.off < 0 || x.blobLen < 0 {
+			if !r.ok() || x.Off < 0 || x.blobLen < 0 {
 				return false
 			}
-			d.extents = append(d.extents, x)
+			d.Extents = append(d.Extents, x)
 		case recCancel:
 			seq := r.u64()
-			d.extents = slices.DeleteFunc(d.extents, func(x extent) bool { return x.seq == seq })
+			d.Extents = slices.DeleteFunc(d.Extents, func(x Extent) bool { return x.Seq == seq })
 		case recDone:
-			d.done = max(d.done, r.u64())
+			d.Done = max(d.Done, r.u64())
 		case recKeys:
-			d.keys = r.keys(d.keys)
+			d.Keys = r.keys(d.Keys)
 		default:
 			return false
 		}
@@ -205,18 +213,27 @@ func (d *deadIndex) parse(data []byte, first bool) bool {
 	return true
 }
 
-// remove deletes the dead index (segments first) and gives its lock back.
-func (d *deadIndex) remove(dirFD int) error {
+// Foreign reports whether the dead index was written with another
+// Options.Fingerprint than the index that found it (after Read): it is left
+// for an exporter configured as it was.
+func (d *Dead) Foreign() bool { return d.fingerprint != d.own }
+
+// Release gives the dead index's lock back, leaving it for the next start.
+func (d *Dead) Release() { _ = unix.Close(d.lockFD) }
+
+// Remove deletes the dead index (segments first) and gives its lock back.
+func (d *Dead) Remove() error {
+	dirFD := d.dirFD
 	var errs []error
 	for _, n := range d.segments {
-		for _, name := range []string{dataName(d.id, n), segmentName(d.id, n)} {
+		for _, name := range []string{dataName(d.ID, n), segmentName(d.ID, n)} {
 			if err := unix.Unlinkat(dirFD, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if len(errs) == 0 {
-		if err := unix.Unlinkat(dirFD, d.id+".lock", 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := unix.Unlinkat(dirFD, d.ID+".lock", 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, err)
 		}
 	}

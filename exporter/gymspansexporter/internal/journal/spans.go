@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+package journal // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 
 // The journal's span data (combined_spans: rest). The combined file then
 // holds only the spans that are in no rollout file, so it cannot be the
@@ -44,18 +44,19 @@ func dataName(id string, n uint64) string {
 }
 
 // createData creates the data file of segment n.
-func (j *journalIndex) createData(n uint64) (dataFile, error) {
+func (j *Index) createData(n uint64) (dataFile, error) {
 	name := dataName(j.id, n)
 	fd, err := unix.Openat(j.dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, j.filePerm)
 	if err != nil {
-		return dataFile{fd: -1}, fmt.Errorf("create %s/%s: %w", journalDir, name, err)
+		return dataFile{fd: -1}, fmt.Errorf("create %s/%s: %w", Dir, name, err)
 	}
 	return dataFile{n: n, fd: fd}, nil
 }
 
-// spansBlob is a group's blob, assembled as iovecs of the batches'
-// protobuf and masks (no copy of the protobuf).
-type spansBlob struct {
+// SpansBlob is a group's blob, assembled as iovecs of the batches'
+// protobuf and masks (no copy of the protobuf). The group writer keeps one
+// as scratch: Add each batch, AddSpans, Reset.
+type SpansBlob struct {
 	parts []blobPart
 	meta  []byte // every batch's length prefix, count and mask, one arena
 	iovs  [][]byte
@@ -70,15 +71,16 @@ type blobPart struct {
 	proto     []byte
 }
 
-func (sb *spansBlob) reset() {
+// Reset empties the blob, keeping its memory.
+func (sb *SpansBlob) Reset() {
 	clear(sb.parts)
 	clear(sb.iovs)
 	sb.parts, sb.meta, sb.iovs, sb.size, sb.crc = sb.parts[:0], sb.meta[:0], sb.iovs[:0], 0, 0
 }
 
-// add appends one batch: its protobuf and which of its spans it wrote
+// Add appends one batch: its protobuf and which of its spans it wrote
 // (wrote(i) for its i-th span in order).
-func (sb *spansBlob) add(proto []byte, spans int, wrote func(i int) bool) {
+func (sb *SpansBlob) Add(proto []byte, spans int, wrote func(i int) bool) {
 	head := len(sb.meta)
 	sb.meta = binary.LittleEndian.AppendUint32(sb.meta, uint32(len(proto)))
 	sb.meta = binary.LittleEndian.AppendUint32(sb.meta, uint32(spans))
@@ -95,7 +97,7 @@ func (sb *spansBlob) add(proto []byte, spans int, wrote func(i int) bool) {
 }
 
 // seal builds the iovecs and the CRC-32C of the blob.
-func (sb *spansBlob) seal() {
+func (sb *SpansBlob) seal() {
 	sb.iovs, sb.size, sb.crc = sb.iovs[:0], 0, 0
 	for _, p := range sb.parts {
 		for _, b := range [][]byte{sb.meta[p.head : p.head+4], p.proto, sb.meta[p.head+4 : p.end]} {
@@ -106,18 +108,18 @@ func (sb *spansBlob) seal() {
 	}
 }
 
-// blobBatch is one batch of a blob read back: its spans in order, and which
+// BlobBatch is one batch of a blob read back: its spans in order, and which
 // of them its push wrote.
-type blobBatch struct {
-	td    ptrace.Traces
-	wrote []bool
+type BlobBatch struct {
+	Traces ptrace.Traces
+	Wrote  []bool
 }
 
 var errTornBlob = errors.New("torn or corrupt span data")
 
-// decodeBlob reads a blob back. Damaged data gives an error, never a panic.
-func decodeBlob(data []byte) ([]blobBatch, error) {
-	var out []blobBatch
+// DecodeBlob reads a blob back. Damaged data gives an error, never a panic.
+func DecodeBlob(data []byte) ([]BlobBatch, error) {
+	var out []BlobBatch
 	var um ptrace.ProtoUnmarshaler
 	r := reader{p: data}
 	for len(r.p) > 0 {
@@ -134,19 +136,19 @@ func decodeBlob(data []byte) ([]blobBatch, error) {
 		if td.SpanCount() != spans {
 			return nil, fmt.Errorf("%w: %d spans, mask of %d", errTornBlob, td.SpanCount(), spans)
 		}
-		bb := blobBatch{td: td, wrote: make([]bool, spans)}
-		for i := range bb.wrote {
-			bb.wrote[i] = mask[i/8]&(1<<(i%8)) != 0
+		bb := BlobBatch{Traces: td, Wrote: make([]bool, spans)}
+		for i := range bb.Wrote {
+			bb.Wrote[i] = mask[i/8]&(1<<(i%8)) != 0
 		}
 		out = append(out, bb)
 	}
 	return out, nil
 }
 
-// addSpans writes a group's blob to the current data file, then its P
-// record (payload from appendSpansHeader and the rest), and returns the
+// AddSpans writes a group's blob to the current data file, then its P
+// record (payload from AppendSpansHeader and the rest), and returns the
 // group's sequence number.
-func (j *journalIndex) addSpans(sb *spansBlob, payload []byte, keys int) (uint64, error) {
+func (j *Index) AddSpans(sb *SpansBlob, payload []byte, keys int) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	sb.seal()
@@ -156,7 +158,7 @@ func (j *journalIndex) addSpans(sb *spansBlob, payload []byte, keys int) (uint64
 	}
 	if err != nil {
 		_ = unix.Ftruncate(j.data.fd, j.data.off)
-		return 0, fmt.Errorf("write %s/%s: %w", journalDir, dataName(j.id, j.data.n), err)
+		return 0, fmt.Errorf("write %s/%s: %w", Dir, dataName(j.id, j.data.n), err)
 	}
 	binary.LittleEndian.PutUint64(payload[9:], j.data.n)
 	binary.LittleEndian.PutUint64(payload[17:], uint64(j.data.off))
@@ -171,17 +173,42 @@ func (j *journalIndex) addSpans(sb *spansBlob, payload []byte, keys int) (uint64
 	return seq, nil
 }
 
-// cancel records that the group of seq was not written (its pushes fail).
-func (j *journalIndex) cancel(seq uint64) error {
+// Cancel records that the group of seq was not written (its pushes fail).
+func (j *Index) Cancel(seq uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.writeRecord(&j.seg, binary.LittleEndian.AppendUint64([]byte{recCancel}, seq))
 }
 
-// appendSpansHeader starts a P record; addSpans fills in the sequence
-// number and where the blob is. Then: appendCount and the keys,
-// appendCount and the rollouts.jsonl lines (as for an extent).
-func appendSpansHeader(p []byte) []byte {
+// AppendSpansHeader starts a P record; AddSpans fills in the sequence
+// number and where the blob is. Then: AppendCount and the keys, then
+// AppendRoots (as for an extent).
+func AppendSpansHeader(p []byte) []byte {
 	p = append(p[:0], recSpans)
 	return append(p, make([]byte, 8+8+8+8+4)...)
+}
+
+// blobReader reads the data files of a dead index, each once.
+type blobReader struct {
+	n    uint64
+	data []byte
+	ok   bool
+	read bool
+}
+
+// Blob returns the bytes of a P extent's blob (Extent.Spans), or false when
+// they are gone (the data file was removed once its spans were in their
+// files) or damaged (a data file cut by a power loss).
+func (d *Dead) Blob(x Extent) ([]byte, bool) {
+	r := &d.blobs
+	if !r.read || r.n != x.dataN {
+		r.n, r.read = x.dataN, true
+		data, err := readFileAt(d.dirFD, dataName(d.ID, x.dataN))
+		r.data, r.ok = data, err == nil
+	}
+	if !r.ok || x.Off > int64(len(r.data)) || x.blobLen > int64(len(r.data))-x.Off {
+		return nil, false
+	}
+	b := r.data[x.Off : x.Off+x.blobLen]
+	return b, crc32.Checksum(b, castagnoli) == x.blobCRC
 }

@@ -18,78 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
+	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymtest"
 )
-
-// blobOf is the blob of tds, each with the spans wrote says.
-func blobOf(t testing.TB, wrote func(batch, i int) bool, tds ...ptrace.Traces) []byte {
-	t.Helper()
-	var sb spansBlob
-	var m ptrace.ProtoMarshaler
-	for bi, td := range tds {
-		p, err := m.MarshalTraces(td)
-		require.NoError(t, err)
-		sb.add(p, td.SpanCount(), func(i int) bool { return wrote(bi, i) })
-	}
-	sb.seal()
-	var out []byte
-	for _, b := range sb.iovs {
-		out = append(out, b...)
-	}
-	require.Len(t, out, sb.size)
-	return out
-}
-
-// TestBlobRoundTrip: a blob of two batches reads back as the same spans,
-// with each batch's mask of the spans its push wrote.
-func TestBlobRoundTrip(t *testing.T) {
-	a, b := gymTraces(1, 3, 4), gymTraces(2, 2, 9) // 12 and 18 spans: masks across bytes
-	data := blobOf(t, func(batch, i int) bool { return batch == 0 || i%3 == 1 }, a, b)
-	got, err := decodeBlob(data)
-	require.NoError(t, err)
-	require.Len(t, got, 2)
-	assert.Equal(t, a, got[0].td)
-	assert.Equal(t, b, got[1].td)
-	for i, w := range got[0].wrote {
-		assert.True(t, w, "batch 0 span %d", i)
-	}
-	for i, w := range got[1].wrote {
-		assert.Equal(t, i%3 == 1, w, "batch 1 span %d", i)
-	}
-}
-
-// TestBlobDamage: a blob cut anywhere, or with a byte changed in its
-// framing, is an error or reads back as spans, never a panic; cut inside a
-// batch it is an error.
-func TestBlobDamage(t *testing.T) {
-	data := blobOf(t, func(int, int) bool { return true }, gymTraces(3, 2, 3))
-	for n := 1; n < len(data); n++ {
-		_, err := decodeBlob(data[:n])
-		assert.Error(t, err, "cut at %d of %d", n, len(data))
-	}
-	for i := range 8 {
-		d := append([]byte(nil), data...)
-		d[i] ^= 0xff
-		_, _ = decodeBlob(d)
-	}
-}
-
-func FuzzDecodeBlob(f *testing.F) {
-	f.Add(blobOf(f, func(int, int) bool { return true }, gymTraces(4, 2, 3)))
-	f.Add(blobOf(f, func(_, i int) bool { return i == 0 }, gymTraces(5, 1, 1), gymTraces(6, 1, 2)))
-	f.Add([]byte{})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := decodeBlob(data)
-		if err != nil {
-			return
-		}
-		for _, bb := range got {
-			require.Equal(t, bb.td.SpanCount(), len(bb.wrote))
-		}
-	})
-}
 
 // restConfig is the recovery tests' config with combined_spans rest.
 func restConfig(dir string, mutate func(*Config)) func(*Config) {
@@ -187,7 +119,7 @@ func TestRestDamagedDataFile(t *testing.T) {
 	require.NoError(t, a.pushTraces(context.Background(), first))
 	require.NoError(t, a.pushTraces(context.Background(), second))
 	crash(t, a)
-	matches, err := filepath.Glob(filepath.Join(dir, journalDir, "*.spans"))
+	matches, err := filepath.Glob(filepath.Join(dir, journal.Dir, "*.spans"))
 	require.NoError(t, err)
 	require.Len(t, matches, 1)
 	fi, err := os.Stat(matches[0])
