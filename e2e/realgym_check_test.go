@@ -271,6 +271,16 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
+// serverRequest reports whether s is a server's span of an incoming request:
+// SERVER, or INTERNAL with a request target, which the ASGI instrumentation
+// makes it when a finished request's context is still current in the
+// process (design §4.2, leaked trace context; modelcall.ServerRequest). A
+// real Gym run under generic instrumentation sent one agent POST /run so,
+// of ten, which a count of SERVER spans alone waited a minute for in vain.
+func serverRequest(s outSpan) bool {
+	return s.Kind == "SpanKind.SERVER" || (s.Kind == "SpanKind.INTERNAL" && s.str("http.target")+s.str("url.path") != "")
+}
+
 // checkPassedThroughSoon checks a run with observability off: every span
 // the collector accepted is on disk within 10 s of the run's end, with the
 // collector still running and holding nothing. Gym's own processes send
@@ -296,10 +306,13 @@ func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int
 		spans = readJSONLinesIfAny(t, filepath.Join(run.captureDir, "spans.jsonl"))
 		modelPosts, runs = 0, 0
 		for _, s := range spans {
-			if s.Kind == "SpanKind.SERVER" && strings.HasSuffix(s.str("http.target")+s.str("url.path"), "/v1/responses") {
+			if !serverRequest(s) {
+				continue
+			}
+			if strings.HasSuffix(s.str("http.target")+s.str("url.path"), "/v1/responses") {
 				modelPosts++
 			}
-			if s.Kind == "SpanKind.SERVER" && s.Name == "POST /run" && strings.HasSuffix(s.service(), "simple_agent") {
+			if s.Name == "POST /run" && strings.HasSuffix(s.service(), "simple_agent") {
 				runs++
 			}
 		}
@@ -312,8 +325,7 @@ func checkPassedThroughSoon(t *testing.T, p ports, run *realGymRun, rollouts int
 		lastArrival.Sub(ended).Round(100*time.Millisecond), int(accepted), int(pending), modelPosts, runs)
 	if !ok {
 		// What the run sent, by service, kind and name: which span the
-		// condition above waited for in vain (a rare failure once counted 9
-		// agent POST /run of 10 with every accepted span on disk).
+		// condition above waited for in vain.
 		shapes := map[string]int{}
 		for _, s := range spans {
 			shapes[s.service()+" "+s.Kind+" "+s.Name]++
