@@ -275,14 +275,7 @@ func TestCrashSendersRetryAfterTheJobSpan(t *testing.T) {
 	cfg := testConfig()
 	h := newCrashHarness(t, cfg)
 	spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
-	var orchestrator, agent []sdef
-	for _, s := range spans {
-		if s.proc == "orchestrator" {
-			orchestrator = append(orchestrator, s)
-		} else {
-			agent = append(agent, s)
-		}
-	}
+	orchestrator, agent := splitByProc(spans, "orchestrator")
 	require.NotEmpty(t, orchestrator)
 	h.consume(buildTraces(gymProcs, procOrder, orchestrator))
 	h.kill()

@@ -49,6 +49,19 @@ func rolloutSpans(r string, o rolloutOpts) []sdef {
 
 func jobSpan(trace string) sdef { return sdefOf(gymtest.Job(trace)) }
 
+// splitByProc splits spans into those of process proc and the rest, each in
+// order.
+func splitByProc(spans []sdef, proc string) (of, rest []sdef) {
+	for _, s := range spans {
+		if s.proc == proc {
+			of = append(of, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	return of, rest
+}
+
 // scenarios are the golden situations of issue #3; each becomes
 // testdata/<name>/input.json.
 func scenarios() map[string][]sdef {

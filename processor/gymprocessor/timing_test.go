@@ -207,14 +207,7 @@ func TestShutdownEmitsEverything(t *testing.T) {
 // and the parent is counted late.
 func TestParentArrivingAfterSettle(t *testing.T) {
 	spans := rolloutSpans("1-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
-	var agentAndServers, orchestrator []sdef
-	for _, s := range spans {
-		if s.proc == "orchestrator" {
-			orchestrator = append(orchestrator, s)
-		} else {
-			agentAndServers = append(agentAndServers, s)
-		}
-	}
+	orchestrator, agentAndServers := splitByProc(spans, "orchestrator")
 	orchestrator = append(orchestrator, jobSpan("job"))
 	find := func(out []normSpan, name, service string) normSpan {
 		for _, s := range out {
