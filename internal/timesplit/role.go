@@ -148,7 +148,13 @@ func clientRole(s *modelcall.Span, route string) Role {
 // serverRoute is the route a SERVER span served: its path (url.path, else
 // http.target, else the path of its URL), else its route template.
 func serverRoute(s *modelcall.Span) string {
-	p := first(s.URLPath, pathOf(s.HTTPTarget), pathOf(first(s.URLFull, s.HTTPURL)))
+	p := s.URLPath
+	if p == "" {
+		p = pathOf(s.HTTPTarget)
+	}
+	if p == "" {
+		p = pathOf(first(s.URLFull, s.HTTPURL))
+	}
 	if p == "" {
 		p = s.HTTPRoute
 	}
