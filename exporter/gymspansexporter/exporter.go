@@ -234,8 +234,11 @@ func (e *spansExporter) shutdown(context.Context) error {
 	<-f.stopped
 	// The last flush: every pending line to its file, fsync, the service map.
 	err := f.tick()
-	if e.pending != nil && e.pending.Size() > 0 {
-		err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
+	if e.pending != nil {
+		if e.pending.Size() > 0 {
+			err = errors.Join(err, errors.New("some rollout lines could not be written; the next start completes them from the combined file"))
+		}
+		e.pending.Close()
 	}
 	errs := []error{err}
 	if e.journal != nil {

@@ -57,13 +57,25 @@ type chunk struct {
 // to max_pending_bytes of them.
 const chunkBytes = 1 << 20
 
-// newChunk maps a chunk (on the heap when the mapping fails).
-func newChunk() *chunk {
+// newChunkLocked maps a chunk (on the heap when the mapping fails).
+func (p *Store) newChunkLocked() *chunk {
 	mem, err := unix.Mmap(-1, 0, chunkBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return &chunk{buf: make([]byte, 0, chunkBytes)}
 	}
+	p.mapped++
 	return &chunk{mem: mem, buf: mem[:0]}
+}
+
+// unmapLocked gives chunk c's mapping back to the system: the garbage
+// collector never frees it.
+func (p *Store) unmapLocked(c *chunk) {
+	if c.mem == nil {
+		return
+	}
+	_ = unix.Munmap(c.mem)
+	c.mem, c.buf = nil, nil
+	p.mapped--
 }
 
 // Store is the lines waiting for their files; it owns its lock.
@@ -78,6 +90,7 @@ type Store struct {
 	maxFree  int
 	changed  func(delta int) // told every change of the bytes pending
 	drained  chan struct{}   // closed and replaced whenever bytes drop
+	mapped   int             // chunks mapped and not unmapped yet
 }
 
 // NewStore is an empty store that keeps up to maxBytes (max_pending_bytes)
@@ -107,11 +120,14 @@ func (p *Store) copyLocked(pf *File, data []byte) {
 		case n > 0:
 			c, p.free = p.free[n-1], p.free[:n-1]
 		default:
-			c = newChunk()
+			c = p.newChunkLocked()
 		}
 		if len(data) <= chunkBytes {
-			p.retireLocked(p.cur)
+			// The chunk it replaces is retired once it is no longer current
+			// (retireLocked keeps the current one).
+			prev := p.cur
 			p.cur = c
+			p.retireLocked(prev)
 		}
 	}
 	start := len(c.buf)
@@ -139,10 +155,7 @@ func (p *Store) retireLocked(c *chunk) {
 		return
 	}
 	if len(p.free) >= p.maxFree {
-		if c.mem != nil {
-			_ = unix.Munmap(c.mem)
-			c.mem, c.buf = nil, nil
-		}
+		p.unmapLocked(c)
 		return
 	}
 	c.buf = c.buf[:0]
@@ -329,4 +342,26 @@ func (p *Store) WaitBelow(ctx context.Context, bound int, wake func()) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// Close unmaps every chunk of the store: those kept for reuse, the current
+// one and those of lines still pending (which the journal keeps for the
+// next start). The exporter's shutdown calls it after its last flush; the
+// store is not used after it. Without it each exporter that ever ran would
+// keep up to max_pending_bytes mapped for the life of the process.
+func (p *Store) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.free {
+		p.unmapLocked(c)
+	}
+	if p.cur != nil {
+		p.unmapLocked(p.cur)
+	}
+	for _, pf := range p.files {
+		for _, c := range pf.chunks {
+			p.unmapLocked(c)
+		}
+	}
+	p.free, p.cur, p.files = nil, nil, map[string]*File{}
 }

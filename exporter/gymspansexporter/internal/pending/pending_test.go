@@ -120,3 +120,40 @@ func TestStoreLongLine(t *testing.T) {
 	p.Written(files)
 	assert.Zero(t, p.Size())
 }
+
+// TestStoreCloseUnmapsEveryChunk: the chunks a store mapped (kept for
+// reuse, current, or holding lines still pending) are all unmapped by
+// Close, which may run twice.
+func TestStoreCloseUnmapsEveryChunk(t *testing.T) {
+	p := NewStore(func(int) {}, 4<<20)
+	line := make([]byte, chunkBytes/3)
+	for seq := uint64(1); seq <= 12; seq++ {
+		add(p, seq, "written", string(line), "")
+	}
+	p.Written(p.Take(func(*File) bool { return true }))
+	add(p, 13, "pending", string(line), "")
+	p.Written(nil)
+	require.Positive(t, p.mapped)
+	require.NotEmpty(t, p.free, "written chunks are kept for reuse")
+
+	p.Close()
+	assert.Zero(t, p.mapped, "every mapping is given back")
+	p.Close()
+	assert.Zero(t, p.mapped)
+}
+
+// TestStoreReusesChunks: lines added and written over and over, a flush
+// at a time, reuse the same few chunks: the one that stops being current
+// after its lines were written goes back for reuse too (it used to stay
+// mapped, unreachable, one megabyte per chunk filled).
+func TestStoreReusesChunks(t *testing.T) {
+	p := NewStore(func(int) {}, 4<<20)
+	line := string(make([]byte, chunkBytes/3))
+	for seq := uint64(1); seq <= 300; seq++ {
+		add(p, seq, "a", line, "")
+		p.Written(p.Take(func(*File) bool { return true }))
+	}
+	assert.LessOrEqual(t, p.mapped, 2, "chunks mapped after 100 chunks' worth of lines, each written before the next came")
+	p.Close()
+	assert.Zero(t, p.mapped)
+}
