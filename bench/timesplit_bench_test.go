@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 )
 
@@ -35,6 +36,9 @@ type splitInput struct {
 	batches []ptrace.Traces
 	spans   int
 	host    factoryHost
+	// again is the same run with other rollout ids and span ids
+	// (anotherRun): what a warm exporter is fed after batches.
+	again []ptrace.Traces
 }
 
 var (
@@ -74,7 +78,7 @@ func processedForSplit(b *testing.B) *splitInput {
 		}
 		batches := sink.AllTraces()
 		liveTimes(batches)
-		splitIn = &splitInput{batches: batches, spans: sink.SpanCount(), host: host}
+		splitIn = &splitInput{batches: batches, spans: sink.SpanCount(), host: host, again: anotherRun(batches)}
 	})
 	require.NoError(b, splitErr)
 	return splitIn
@@ -86,25 +90,58 @@ func processedForSplit(b *testing.B) *splitInput {
 // than the exporter take the restart rule's path, design §4.8).
 func liveTimes(batches []ptrace.Traces) {
 	earliest := pcommon.Timestamp(math.MaxUint64)
-	each := func(f func(ptrace.Span)) {
-		for _, td := range batches {
-			for i := 0; i < td.ResourceSpans().Len(); i++ {
-				sss := td.ResourceSpans().At(i).ScopeSpans()
-				for j := 0; j < sss.Len(); j++ {
-					spans := sss.At(j).Spans()
-					for k := 0; k < spans.Len(); k++ {
-						f(spans.At(k))
-					}
+	noRes := func(pcommon.Map) {}
+	eachResource(batches, noRes, func(s ptrace.Span) { earliest = min(earliest, s.StartTimestamp()) })
+	shift := pcommon.NewTimestampFromTime(time.Now().Add(time.Hour)) - earliest
+	eachResource(batches, noRes, func(s ptrace.Span) {
+		s.SetStartTimestamp(s.StartTimestamp() + shift)
+		s.SetEndTimestamp(s.EndTimestamp() + shift)
+	})
+}
+
+// eachResource calls res with every resource of batches, then span with
+// each of its spans.
+func eachResource(batches []ptrace.Traces, res func(pcommon.Map), span func(ptrace.Span)) {
+	for _, td := range batches {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			res(rs.Resource().Attributes())
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				spans := rs.ScopeSpans().At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					span(spans.At(k))
 				}
 			}
 		}
 	}
-	each(func(s ptrace.Span) { earliest = min(earliest, s.StartTimestamp()) })
-	shift := pcommon.NewTimestampFromTime(time.Now().Add(time.Hour)) - earliest
-	each(func(s ptrace.Span) {
-		s.SetStartTimestamp(s.StartTimestamp() + shift)
-		s.SetEndTimestamp(s.EndTimestamp() + shift)
+}
+
+// anotherRun copies batches as a second run of the same shape: every
+// rollout id gets a prefix and every span id (parents too) another value,
+// so that to an exporter that wrote batches each span and rollout is new.
+func anotherRun(batches []ptrace.Traces) []ptrace.Traces {
+	out := make([]ptrace.Traces, len(batches))
+	for i, td := range batches {
+		out[i] = ptrace.NewTraces()
+		td.CopyTo(out[i])
+	}
+	other := func(id pcommon.SpanID) pcommon.SpanID {
+		if !id.IsEmpty() {
+			id[0] ^= 0x5a
+		}
+		return id
+	}
+	prefix := func(m pcommon.Map) {
+		if v, ok := m.Get(gymconv.RolloutAttribute); ok && v.Type() == pcommon.ValueTypeStr {
+			v.SetStr("again-" + v.Str())
+		}
+	}
+	eachResource(out, prefix, func(s ptrace.Span) {
+		s.SetSpanID(other(s.SpanID()))
+		s.SetParentSpanID(other(s.ParentSpanID()))
+		prefix(s.Attributes())
 	})
+	return out
 }
 
 // BenchmarkTimeSplit is issue #37's cost of the time split (design §4.8):
@@ -112,36 +149,48 @@ func liveTimes(batches []ptrace.Traces) {
 // and off (off), fed the batches a gym processor passed on for a recorded
 // gymsim run (as BenchmarkCaptureJoin records it: GYMSIM_BIN or bin/gymsim,
 // BENCH_JOIN_ROLLOUTS rollouts, default 3,000; its times moved to the
-// future, liveTimes), by one caller or four at
-// once, into a fresh dir of TMPDIR, then shut down (every file written).
-// Each iteration runs both, in turn (off first in even iterations), and
-// reports per span the process's CPU time (every goroutine, GC included)
-// from the first batch to the end of the shutdown: on-cpu-ns/span,
-// off-cpu-ns/span, on/off, the ratio of their sums, and
-// on/off-pair-median, the median of the iterations' ratios (target: at most
-// 1.05).
+// future, liveTimes), by one caller or four at once, into a fresh dir of
+// TMPDIR, then shut down (every file written).
+//
+// exporter=fresh measures a new exporter fed the run: its first run, every
+// table and pool growing from empty. exporter=warm measures an exporter
+// that has written the run already (not measured) fed a second run of the
+// same shape (anotherRun): a collector's steady state, its tables at their
+// peak. Each iteration runs both on and off, in turn (off first in even
+// iterations), and reports per span the process's CPU time (every
+// goroutine, GC included) from the first batch measured to the end of the
+// shutdown: on-cpu-ns/span, off-cpu-ns/span, on/off, the ratio of their
+// sums, and on/off-pair-median, the median of the iterations' ratios
+// (target: at most 1.05).
 //
 //	make build && TMPDIR=/dev/shm go test -run '^$' -bench BenchmarkTimeSplit -benchtime 10x -count 3 ./bench
 func BenchmarkTimeSplit(b *testing.B) {
 	in := processedForSplit(b)
-	for _, callers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			cpu, median := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
-				return runSplitExporter(b, in, which == 1, callers)
+	for _, warm := range []bool{false, true} {
+		for _, callers := range []int{1, 4} {
+			name := fmt.Sprintf("exporter=fresh/callers=%d", callers)
+			if warm {
+				name = fmt.Sprintf("exporter=warm/callers=%d", callers)
+			}
+			b.Run(name, func(b *testing.B) {
+				cpu, median := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
+					return runSplitExporter(b, in, which == 1, callers, warm)
+				})
+				perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*in.spans) }
+				b.ReportMetric(perSpan(cpu[1]), "on-cpu-ns/span")
+				b.ReportMetric(perSpan(cpu[0]), "off-cpu-ns/span")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "on/off")
+				b.ReportMetric(median, "on/off-pair-median")
+				b.ReportMetric(0, "ns/op")
 			})
-			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*in.spans) }
-			b.ReportMetric(perSpan(cpu[1]), "on-cpu-ns/span")
-			b.ReportMetric(perSpan(cpu[0]), "off-cpu-ns/span")
-			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "on/off")
-			b.ReportMetric(median, "on/off-pair-median")
-			b.ReportMetric(0, "ns/op")
-		})
+		}
 	}
 }
 
 // runSplitExporter feeds in to a new exporter and returns the CPU time it
-// took.
-func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int) time.Duration {
+// took; warm, it feeds in.batches first, unmeasured, and measures
+// in.again.
+func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int, warm bool) time.Duration {
 	b.StopTimer()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "split-run-")
@@ -153,19 +202,28 @@ func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int) time.D
 	exp, err := f.CreateTraces(ctx, exportertest.NewNopSettings(f.Type()), cfg)
 	require.NoError(b, err)
 	require.NoError(b, exp.Start(ctx, in.host))
+	batches := in.batches
+	if warm {
+		require.NoError(b, feed(callers, len(batches), func(i int) error { return exp.ConsumeTraces(ctx, batches[i]) }))
+		batches = in.again
+	}
 
 	b.StartTimer()
 	before := processCPU()
-	require.NoError(b, feed(callers, len(in.batches), func(i int) error { return exp.ConsumeTraces(ctx, in.batches[i]) }))
+	require.NoError(b, feed(callers, len(batches), func(i int) error { return exp.ConsumeTraces(ctx, batches[i]) }))
 	require.NoError(b, exp.Shutdown(ctx))
 	cpu := processCPU() - before
 	b.StopTimer()
 
-	// What is measured splits: with the split on, the rollouts' lines have
-	// it; off, none has.
+	// What is measured splits: with the split on, the measured run's
+	// rollouts' lines have it; off, none has.
 	raw, err := os.ReadFile(filepath.Join(dir, "rollouts.jsonl"))
 	require.NoError(b, err)
-	require.Equal(b, on, strings.Contains(string(raw), `"time_split_ms"`), "time_split on=%v", on)
+	split := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		split = split || strings.Contains(line, `"time_split_ms"`) && (!warm || strings.Contains(line, `"rollout_id":"again-`))
+	}
+	require.Equal(b, on, split, "time_split on=%v: a measured rollout's line has time_split_ms", on)
 	b.StartTimer()
 	return cpu
 }
