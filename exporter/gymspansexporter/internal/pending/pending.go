@@ -112,6 +112,11 @@ func (p *Store) fileLocked(name string, seq uint64) *File {
 // copyLocked copies data into the current chunk (a new one when it is full)
 // and adds it to pf's parts.
 func (p *Store) copyLocked(pf *File, data []byte) {
+	if len(data) == 0 {
+		// No part: an empty one would hold a chunk with nothing live, which
+		// its drop would retire a second time.
+		return
+	}
 	c := p.cur
 	if c == nil || cap(c.buf)-len(c.buf) < len(data) {
 		switch n := len(p.free); {

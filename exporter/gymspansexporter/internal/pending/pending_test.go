@@ -157,3 +157,21 @@ func TestStoreReusesChunks(t *testing.T) {
 	p.Close()
 	assert.Zero(t, p.mapped)
 }
+
+// TestStoreEmptyCopyHoldsNoChunk: an empty piece adds no part, so no file
+// holds a chunk it has nothing live in: its drop would put the chunk on
+// the free list twice, and two later lines would share its memory.
+func TestStoreEmptyCopyHoldsNoChunk(t *testing.T) {
+	p := NewStore(func(int) {}, 4<<20)
+	third := string(make([]byte, chunkBytes/3))
+	add(p, 1, "a", third, "")
+	p.Written(p.Take(func(*File) bool { return true }))
+	p.AddGroup(2, 1<<20, func(a *Adder) { a.Copy(a.File("b"), nil) })
+	add(p, 3, "c", string(make([]byte, chunkBytes*7/10)), "") // the current chunk is full: a new one
+	p.Written(p.Take(func(*File) bool { return true }))
+	seen := map[*chunk]bool{}
+	for _, c := range p.free {
+		assert.False(t, seen[c], "a chunk on the free list twice")
+		seen[c] = true
+	}
+}
