@@ -46,7 +46,8 @@ func runServer(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	m := newSpanMaker(c, p.tp, truth)
 	g := &gymServer{cfg: c, m: m, client: newHTTPClient(m, c.concurrency), capture: &captureStore{dir: c.captureDir}, self: ln.Addr().String(), warm: warmUp{coldStart: c.coldStart}}
 	s := &server{m: m, tp: p.tp, semconv: c.serverSemconv(c.role), routes: g.routesFor(c.role)}
-	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: time.Minute}
+	fresh := newFreshConns()
+	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: time.Minute, ConnState: fresh.track}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "%s %s\n", listenLine, ln.Addr())
@@ -57,6 +58,7 @@ func runServer(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	code := 0
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	fresh.closeAll()
 	if err := hs.Shutdown(sctx); err != nil {
 		fmt.Fprintf(stderr, "gymsim %s: stopping the HTTP server: %v\n", c.role, err)
 		code = 1
