@@ -300,6 +300,7 @@ func (h *harness) prepareReplay(ctx context.Context) error {
 		reqs = synthesize(h.o.recordRollouts)
 		source = "the built-in Gym-shaped generator (default preset shape)"
 	}
+	liveTimes(reqs, recordedAhead)
 	rs, err := buildReplay(reqs, h.o.replaySpans)
 	if err != nil {
 		return err
@@ -380,7 +381,9 @@ func copyFiles(src, dst string) error {
 // prepareShort builds the short phase's requests: shortRun's many short
 // rollouts, sent once.
 func (h *harness) prepareShort() error {
-	rs, err := replayOnce(shortRun(h.o.shortRollouts))
+	reqs := shortRun(h.o.shortRollouts)
+	liveTimes(reqs, recordedAhead)
+	rs, err := replayOnce(reqs)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,43 +76,11 @@ func processedForSplit(b *testing.B) *splitInput {
 			return
 		}
 		batches := sink.AllTraces()
-		liveTimes(batches)
+		liveTimes(batches, time.Hour)
 		splitIn = &splitInput{batches: batches, spans: sink.SpanCount(), host: host, again: anotherRun(batches)}
 	})
 	require.NoError(b, splitErr)
 	return splitIn
-}
-
-// liveTimes moves every span of batches by one offset so that the earliest
-// starts an hour from now: to the exporters of the benchmark, started now,
-// the run is live, as in a collector that started before Gym (spans older
-// than the exporter take the restart rule's path, design §4.8).
-func liveTimes(batches []ptrace.Traces) {
-	earliest := pcommon.Timestamp(math.MaxUint64)
-	noRes := func(pcommon.Map) {}
-	eachResource(batches, noRes, func(s ptrace.Span) { earliest = min(earliest, s.StartTimestamp()) })
-	shift := pcommon.NewTimestampFromTime(time.Now().Add(time.Hour)) - earliest
-	eachResource(batches, noRes, func(s ptrace.Span) {
-		s.SetStartTimestamp(s.StartTimestamp() + shift)
-		s.SetEndTimestamp(s.EndTimestamp() + shift)
-	})
-}
-
-// eachResource calls res with every resource of batches, then span with
-// each of its spans.
-func eachResource(batches []ptrace.Traces, res func(pcommon.Map), span func(ptrace.Span)) {
-	for _, td := range batches {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			rs := td.ResourceSpans().At(i)
-			res(rs.Resource().Attributes())
-			for j := 0; j < rs.ScopeSpans().Len(); j++ {
-				spans := rs.ScopeSpans().At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					span(spans.At(k))
-				}
-			}
-		}
-	}
 }
 
 // anotherRun copies batches as a second run of the same shape: every
