@@ -105,15 +105,9 @@ func BenchmarkCaptureJoin(b *testing.B) {
 	rec := recordForJoin(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			cpu, median := alternate(b, "pipeline", [2]string{"C", "Cj"}, func(which int) time.Duration {
+			alternate(b, "pipeline", [2]string{"C", "Cj"}, rec.total, func(which int) time.Duration {
 				return runJoinPipeline(b, rec, which == 1, callers)
 			})
-			perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*rec.total) }
-			b.ReportMetric(perSpan(cpu[0]), "C-cpu-ns/span")
-			b.ReportMetric(perSpan(cpu[1]), "Cj-cpu-ns/span")
-			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "Cj/C")
-			b.ReportMetric(median, "Cj/C-pair-median")
-			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
@@ -182,12 +176,15 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 
 // alternate runs run(0) and run(1) b.N times each, in turn (0 first in even
 // iterations, 1 first in odd ones, so that a drift of the machine falls on
-// both alike), and returns the sum of each one's result (its CPU time), and
-// the median over the iterations of run(1)'s over run(0)'s: a pair's ratio,
-// which a drift across the iterations moves less than the sums'. The pprof
-// label key = names[which] tells the two apart in a -cpuprofile (pprof
-// -tagfocus 'pipeline=^Cj$'): the goroutines started within inherit it.
-func alternate(b *testing.B, key string, names [2]string, run func(which int) time.Duration) (cpu [2]time.Duration, medianRatio float64) {
+// both alike), each returning its CPU time, and reports per span (spans per
+// run) each one's CPU, <names[0]>-cpu-ns/span and <names[1]>-cpu-ns/span,
+// the ratio of their sums, <names[1]>/<names[0]>, and the median over the
+// iterations of a pair's ratio, <names[1]>/<names[0]>-pair-median, which a
+// drift across the iterations moves less than the sums'. The pprof label
+// key = names[which] tells the two apart in a -cpuprofile (pprof -tagfocus
+// 'pipeline=^Cj$'): the goroutines started within inherit it.
+func alternate(b *testing.B, key string, names [2]string, spans int, run func(which int) time.Duration) {
+	var cpu [2]time.Duration
 	ratios := make([]float64, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		var pair [2]time.Duration
@@ -201,12 +198,17 @@ func alternate(b *testing.B, key string, names [2]string, run func(which int) ti
 		ratios = append(ratios, float64(pair[1])/float64(pair[0]))
 	}
 	slices.Sort(ratios)
-	if n := len(ratios); n%2 == 1 {
-		medianRatio = ratios[n/2]
-	} else {
-		medianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+	median := ratios[len(ratios)/2]
+	if n := len(ratios); n%2 == 0 {
+		median = (ratios[n/2-1] + ratios[n/2]) / 2
 	}
-	return cpu, medianRatio
+	perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*spans) }
+	ratio := names[1] + "/" + names[0]
+	b.ReportMetric(perSpan(cpu[0]), names[0]+"-cpu-ns/span")
+	b.ReportMetric(perSpan(cpu[1]), names[1]+"-cpu-ns/span")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), ratio)
+	b.ReportMetric(median, ratio+"-pair-median")
+	b.ReportMetric(0, "ns/op")
 }
 
 // feed calls consume(i) for every i below n from callers goroutines at once,

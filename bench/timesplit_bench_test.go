@@ -140,15 +140,9 @@ func BenchmarkTimeSplit(b *testing.B) {
 				name = fmt.Sprintf("exporter=warm/callers=%d", callers)
 			}
 			b.Run(name, func(b *testing.B) {
-				cpu, median := alternate(b, "time_split", [2]string{"off", "on"}, func(which int) time.Duration {
+				alternate(b, "time_split", [2]string{"off", "on"}, in.spans, func(which int) time.Duration {
 					return runSplitExporter(b, in, which == 1, callers, warm)
 				})
-				perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*in.spans) }
-				b.ReportMetric(perSpan(cpu[1]), "on-cpu-ns/span")
-				b.ReportMetric(perSpan(cpu[0]), "off-cpu-ns/span")
-				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "on/off")
-				b.ReportMetric(median, "on/off-pair-median")
-				b.ReportMetric(0, "ns/op")
 			})
 		}
 	}
