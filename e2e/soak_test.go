@@ -148,6 +148,15 @@ func TestSoak(t *testing.T) {
 		"--config", writeFile(t, t.TempDir(), "soak.yaml", cfg))
 	pid := col.cmd.Process.Pid
 	rss := sampleRSS(pid)
+	// What the resident set is made of: anonymous memory (the Go heap, the
+	// pending store's chunks) and mapped files (the journal's bbolt file),
+	// and the Go heap as the collector reports it.
+	rssAnon := sampleValues(time.Second, func() (int64, bool) { return procStatusKiB(pid, "RssAnon") })
+	rssFile := sampleValues(time.Second, func() (int64, bool) { return procStatusKiB(pid, "RssFile") })
+	heap := sampleValues(time.Second, func() (int64, bool) {
+		v, ok := scrapeMetric(t, p.Metrics, "otelcol_process_runtime_heap_alloc_bytes")
+		return int64(v), ok
+	})
 	pending := sampleMetricPeak(t, p.Metrics, "otelcol_processor_gym_pending_spans")
 	stored := sampleMetricPeak(t, p.Metrics, "otelcol_processor_gym_storage_bytes")
 	storeDir := filepath.Join(captureDir, ".otelcol-gym")
@@ -163,6 +172,7 @@ func TestSoak(t *testing.T) {
 	pendingPeak := pending.finish()
 	storedPeak := stored.finish()
 	storeSizes := storeSize.finish()
+	anonSizes, fileSizes, heapSizes := rssAnon.finish(), rssFile.finish(), heap.finish()
 	hwm, ok := procStatusKiB(pid, "VmHWM")
 	require.True(t, ok)
 	accepted, ok := scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans", `transport="grpc"`)
@@ -188,9 +198,11 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak %v: %d rollouts, gymsim created %d spans, %s; accepted %.0f, refused %.0f, written %d (+%d synthetic); "+
 		"collector RSS max sampled %d MiB, at each quarter %v MiB, last %d MiB, VmHWM %d MiB (%d samples); pending spans peak %.0f; "+
-		"gym journal: storage_bytes peak %.0f MiB, file_storage dir at each quarter %v MiB (max %d MiB)",
+		"gym journal: storage_bytes peak %.0f MiB, file_storage dir at each quarter %v MiB (max %d MiB); "+
+		"at each quarter RssAnon %v MiB, RssFile %v MiB, Go heap in use %v MiB",
 		dur, rollouts, created, rate, accepted, refused, written, synthetic, maxRSS>>10, quarters, lastRSS>>10, hwm>>10, len(samples), pendingPeak,
-		storedPeak/(1<<20), quarterValues(storeSizes, 20), maxOf(storeSizes)>>20)
+		storedPeak/(1<<20), quarterValues(storeSizes, 20), maxOf(storeSizes)>>20,
+		quarterValues(anonSizes, 10), quarterValues(fileSizes, 10), quarterValues(heapSizes, 20))
 
 	assert.Equal(t, int(accepted), written, "spans accepted by the receiver == non-synthetic spans written")
 	if created > 0 {
