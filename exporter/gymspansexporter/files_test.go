@@ -50,6 +50,9 @@ func TestCombinedFileRotation(t *testing.T) {
 				require.NoError(t, e.pushTraces(context.Background(), gymTraces(uint64(i+1), 40, 10))) // ~0.3 MiB each
 			}
 			writePendingNow(t, e) // the rollout files, read below
+			e.mu.Lock()
+			e.store.WaitPruned() // pruning runs beside the writer (capturedir/prune.go)
+			e.mu.Unlock()
 			dir := e.cfg.CaptureDir
 			backups := backupsOf(t, dir)
 			rotations := sum(metricByAttr(t, tel, metricRotations, ""))

@@ -34,11 +34,13 @@
 // append made every rotation a stall of the pipeline (console rotates a few
 // times a second at full speed), while the power-loss bound stays the same
 // flush_interval as for the file being written. Shutdown fsyncs everything.
+// The backups beyond rotation.max_backups are pruned beside the writer
+// (prune.go): finding them lists the capture dir, every rollout's files.
 //
 // Files: layout.go (file names from path_template, and their cache),
 // files.go (Open, the safe open, Close), handles.go (the LRU of
 // handles within max_open_files), append.go (lock, tail, torn-tail cut,
 // write), lockhold.go (locks kept between appends), rotate.go (backups),
-// writev.go (writev(2) in bounded chunks), fsync.go (the flush), shared.go
+// prune.go (old backups removed beside the writer), writev.go (writev(2) in bounded chunks), fsync.go (the flush), shared.go
 // (whether the dir is shared).
 package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"

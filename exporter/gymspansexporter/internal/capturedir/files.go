@@ -56,6 +56,8 @@ type Store struct {
 	kept      []keptLock
 	lockSeq   uint64
 	holdTimer *time.Timer
+
+	pruner pruner // removes old backups after a rotation (prune.go)
 }
 
 // Observer receives the file layer's events for the exporter's metrics.
@@ -116,6 +118,7 @@ func Open(dir string, o Options) (*Store, error) {
 		s.syncfsAbove = syncfsThreshold
 	}
 	s.cond = sync.NewCond(&s.mu)
+	s.pruner.prune, s.pruner.idle.L = s.pruneBackups, &s.pruner.mu
 	shared, err := sharedCaptureDir(o.Shared, fd)
 	if err != nil {
 		o.Logger.Warn("gymspans: taken as shared (every append locks)", zap.Error(err))
@@ -227,6 +230,7 @@ func (s *Store) Close() error {
 			s.dropLocked(h)
 		}
 	}
+	s.pruner.stop() // it unlinks through the dir descriptor
 	_ = unix.Fsync(s.dirFD)
 	if cerr := unix.Close(s.dirFD); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -248,6 +252,7 @@ func (s *Store) Abandon() {
 	if s.holdTimer != nil {
 		s.holdTimer.Stop()
 	}
+	s.pruner.stop()
 	_ = unix.Close(s.dirFD)
 }
 

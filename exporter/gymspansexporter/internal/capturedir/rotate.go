@@ -6,8 +6,6 @@ package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspa
 import (
 	"errors"
 	"fmt"
-	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -42,7 +40,7 @@ func IsBackupName(name, n string) bool {
 }
 
 // rotate renames the locked file h to a timestamped backup, leaves it and
-// the dir to the next flush, and prunes old backups. Called under h's lock,
+// the dir to the next flush, and has old backups pruned (prune.go). Called under h's lock,
 // so rotators of the same file are serialized across processes.
 func (s *Store) rotate(h *handle, rot *Rotation) error {
 	stem, ext := backupParts(h.name)
@@ -70,7 +68,7 @@ func (s *Store) rotate(h *handle, rot *Rotation) error {
 	s.dirDirty = true
 	s.mu.Unlock()
 	s.obs.Rotated(h.name)
-	s.pruneBackups(h.name, rot.MaxBackups)
+	s.pruner.ask(h.name, rot.MaxBackups)
 	return nil
 }
 
@@ -89,26 +87,4 @@ func (s *Store) createEmpty(name string) {
 		_ = unix.Fchmod(fd, s.filePerm)
 	}
 	_ = unix.Close(fd)
-}
-
-// pruneBackups keeps the newest keep backups of name (0 keeps none).
-func (s *Store) pruneBackups(name string, keep int) {
-	entries, err := os.ReadDir(s.dirPath)
-	if err != nil {
-		return
-	}
-	var backups []string
-	for _, e := range entries {
-		n := e.Name()
-		if IsBackupName(name, n) {
-			backups = append(backups, n)
-		}
-	}
-	if len(backups) <= keep {
-		return
-	}
-	sort.Strings(backups) // the time layout sorts lexically
-	for _, n := range backups[:len(backups)-keep] {
-		_ = unix.Unlinkat(s.dirFD, n, 0)
-	}
 }
