@@ -13,10 +13,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// BenchmarkPruneBackups: the listing a rotation makes of a capture dir that
-// holds the files of 150,000 rollouts (a spans file and a capture file
-// each) and spans.jsonl's backups, as many as it keeps: nothing to remove.
-func BenchmarkPruneBackups(b *testing.B) {
+// rolloutsDir is a capture dir with the files of 150,000 rollouts, a
+// spans file and a capture file each.
+func rolloutsDir(b *testing.B) string {
 	dir := b.TempDir()
 	for i := range 150_000 {
 		id := "rollout-" + strconv.Itoa(i)
@@ -24,6 +23,13 @@ func BenchmarkPruneBackups(b *testing.B) {
 			require.NoError(b, os.WriteFile(filepath.Join(dir, n), nil, 0o640))
 		}
 	}
+	return dir
+}
+
+// BenchmarkPruneBackups: the listing a rotation makes of a rolloutsDir that
+// holds spans.jsonl's backups too, as many as it keeps: nothing to remove.
+func BenchmarkPruneBackups(b *testing.B) {
+	dir := rolloutsDir(b)
 	for i := range 10 {
 		n := "spans-2026-12-03T07-33-4" + strconv.Itoa(i) + ".000000000.jsonl"
 		require.NoError(b, os.WriteFile(filepath.Join(dir, n), nil, 0o640))
@@ -41,16 +47,10 @@ func BenchmarkPruneBackups(b *testing.B) {
 	require.Len(b, left, 10)
 }
 
-// BenchmarkRotatingAppend: an append that rotates spans.jsonl in that
-// capture dir, the pruning of its backups beyond 10 left to the pruner.
+// BenchmarkRotatingAppend: an append that rotates spans.jsonl in a
+// rolloutsDir, the pruning of its backups beyond 10 left to the pruner.
 func BenchmarkRotatingAppend(b *testing.B) {
-	dir := b.TempDir()
-	for i := range 150_000 {
-		id := "rollout-" + strconv.Itoa(i)
-		for _, n := range []string{id + ".spans.jsonl", id + ".capture.jsonl"} {
-			require.NoError(b, os.WriteFile(filepath.Join(dir, n), nil, 0o640))
-		}
-	}
+	dir := rolloutsDir(b)
 	s, err := Open(dir, Options{FilePerm: 0o640, MaxOpenFiles: 16, Observer: &events{dir: dir}, Logger: zap.NewNop()})
 	require.NoError(b, err)
 	defer func() { require.NoError(b, s.Close()) }()
