@@ -4,7 +4,6 @@
 package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 
 import (
-	"os"
 	"sort"
 	"sync"
 
@@ -93,13 +92,7 @@ func (s *Store) WaitPruned() { s.pruner.wait() }
 // lists the names alone, unsorted (os.ReadDir would make an entry for each
 // of every rollout's files, and sort them all).
 func (s *Store) pruneBackups(name string, keep int) {
-	fd, err := unix.Openat(s.dirFD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	dir := os.NewFile(uintptr(fd), s.dirPath)
-	names, err := dir.Readdirnames(-1)
-	_ = dir.Close()
+	names, err := ReadDirNames(s.dirFD, s.dirPath)
 	if err != nil {
 		return
 	}
