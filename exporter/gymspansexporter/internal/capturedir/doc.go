@@ -41,6 +41,7 @@
 // files.go (Open, the safe open, Close), handles.go (the LRU of
 // handles within max_open_files), append.go (lock, tail, torn-tail cut,
 // write), lockhold.go (locks kept between appends), rotate.go (backups),
-// prune.go (old backups removed beside the writer), writev.go (writev(2) in bounded chunks), fsync.go (the flush), shared.go
-// (whether the dir is shared).
+// prune.go (old backups removed beside the writer), writev.go (writev(2) in
+// bounded chunks), fsync.go (the flush), shared.go (whether the dir is
+// shared).
 package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"

@@ -44,25 +44,18 @@ func (p *pruner) ask(name string, keep int) {
 }
 
 func (p *pruner) run() {
-	for {
-		p.mu.Lock()
-		var name string
-		var keep int
-		found := false
-		for name, keep = range p.want {
-			found = true
-			break
-		}
-		if !found {
-			p.busy = false
-			p.idle.Broadcast()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.want) > 0 {
+		for name, keep := range p.want {
+			delete(p.want, name)
 			p.mu.Unlock()
-			return
+			p.prune(name, keep)
+			p.mu.Lock()
 		}
-		delete(p.want, name)
-		p.mu.Unlock()
-		p.prune(name, keep)
 	}
+	p.busy = false
+	p.idle.Broadcast()
 }
 
 // wait returns once nothing is left to prune (every prune asked for
