@@ -141,7 +141,7 @@ func checkModelCallSpans(t *testing.T, where string, spans []modelCallSpan, capt
 	for _, s := range spans {
 		s.span.CalleeType = types[s.peer]
 		s.span.Service, s.span.PeerService = s.service, s.peer
-		if modelcall.KindOf(s.span) == modelcall.NotModelCall {
+		if modelcall.KindOf(&s.span) == modelcall.NotModelCall {
 			continue
 		}
 		n++

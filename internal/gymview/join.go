@@ -29,7 +29,7 @@ func markModelCalls(spans []*viewSpan) []*viewSpan {
 		if callee == "" {
 			callee = serviceType[str(s.attrs.PeerService)]
 		}
-		kinds[i] = modelcall.KindOf(modelcall.Span{
+		kinds[i] = modelcall.KindOf(&modelcall.Span{
 			Name: s.Name, Kind: s.Kind, ServerType: s.serverType,
 			URLPath: str(s.attrs.URLPath), HTTPTarget: str(s.attrs.HTTPTarget), HTTPRoute: str(s.attrs.HTTPRoute),
 			URLFull: str(s.attrs.URLFull), HTTPURL: str(s.attrs.HTTPURL), CalleeType: callee,

@@ -121,6 +121,6 @@ func TestKindOf(t *testing.T) {
 		{"untyped agent CLIENT to itself", Span{Kind: "CLIENT", URLFull: "http://a/ng-rollout/0-0/v1/responses", Service: "g/agent", PeerService: "g/agent"}, NotModelCall},
 		{"CLIENT elsewhere", Span{Kind: "CLIENT", URLFull: "http://r/ng-rollout/0-0/verify"}, NotModelCall},
 	} {
-		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, KindOf(tc.span)) })
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, KindOf(&tc.span)) })
 	}
 }

@@ -66,7 +66,7 @@ func Candidate(name, kind, serverType string) bool {
 }
 
 // KindOf says which kind of model-call span s is.
-func KindOf(s Span) Kind {
+func KindOf(s *Span) Kind {
 	switch {
 	case !Candidate(s.Name, s.Kind, s.ServerType):
 		return NotModelCall

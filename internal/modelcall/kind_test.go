@@ -42,7 +42,7 @@ func TestKindOfClient(t *testing.T) {
 		{"unparsable", Span{Kind: "CLIENT", ServerType: "responses_api_agents", URLFull: "http://r:port/v1/responses"}, NotModelCall},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := KindOf(tc.s); got != tc.want {
+			if got := KindOf(&tc.s); got != tc.want {
 				t.Fatalf("KindOf = %d, want %d", got, tc.want)
 			}
 		})
@@ -67,10 +67,10 @@ func TestCandidate(t *testing.T) {
 		if got := Candidate(tc.s.Name, tc.s.Kind, tc.s.ServerType); got != tc.candidate {
 			t.Errorf("Candidate(%q, %q, %q) = %v, want %v", tc.s.Name, tc.s.Kind, tc.s.ServerType, got, tc.candidate)
 		}
-		if !tc.candidate && KindOf(tc.s) != NotModelCall {
-			t.Errorf("KindOf(%+v) = %d for a span that is no candidate", tc.s, KindOf(tc.s))
+		if !tc.candidate && KindOf(&tc.s) != NotModelCall {
+			t.Errorf("KindOf(%+v) = %d for a span that is no candidate", tc.s, KindOf(&tc.s))
 		}
-		if tc.candidate && KindOf(tc.s) == NotModelCall {
+		if tc.candidate && KindOf(&tc.s) == NotModelCall {
 			t.Errorf("KindOf(%+v) is no model call", tc.s)
 		}
 	}

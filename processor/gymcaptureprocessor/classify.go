@@ -52,7 +52,7 @@ func (t serviceTypes) kindOf(span ptrace.Span, service, serverType string, s *mo
 	}
 	modelcall.ReadAttributes(span.Attributes(), s)
 	s.CalleeType = t[s.PeerService]
-	return modelcall.KindOf(*s)
+	return modelcall.KindOf(s)
 }
 
 // call is span as the join sees it.

@@ -26,7 +26,7 @@ func kindByGet(t serviceTypes, span ptrace.Span, service, serverType string) mod
 		}
 		return ""
 	}
-	return modelcall.KindOf(modelcall.Span{
+	return modelcall.KindOf(&modelcall.Span{
 		Name: span.Name(), Kind: kind, ServerType: serverType,
 		URLPath: get("url.path"), HTTPTarget: get("http.target"), HTTPRoute: get("http.route"),
 		URLFull: get("url.full"), HTTPURL: get("http.url"), CalleeType: t[get("peer.service")],
