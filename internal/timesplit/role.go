@@ -76,7 +76,7 @@ func roleOf(s *Info) Role {
 	switch {
 	case s.ASGIEvent, s.Kind != "SERVER" && s.Kind != "CLIENT" && asgiEventName(s.Name):
 		return Event
-	case modelcall.KindOf(s.Span) != modelcall.NotModelCall:
+	case modelcall.KindOf(&s.Span) != modelcall.NotModelCall:
 		return ModelCall
 	case s.Name == verifySpanName:
 		return VerifyCall
@@ -175,7 +175,8 @@ func route(path string) string {
 }
 
 // pathOf is the path of a URL or of a request target ("/a/b?q"), without
-// query or fragment; it does not unescape.
+// query or fragment; it does not unescape. Its loop stands for
+// strings.IndexAny, which builds its byte set on every call.
 func pathOf(u string) string {
 	if i := strings.Index(u, "://"); i >= 0 {
 		u = u[i+3:]
@@ -185,8 +186,10 @@ func pathOf(u string) string {
 		}
 		u = u[j:]
 	}
-	if k := strings.IndexAny(u, "?#"); k >= 0 {
-		u = u[:k]
+	for k := 0; k < len(u); k++ {
+		if u[k] == '?' || u[k] == '#' {
+			return u[:k]
+		}
 	}
 	return u
 }

@@ -87,6 +87,7 @@ func TestPathOfAndRoute(t *testing.T) {
 		"/ng-rollout/0-0":                       "",
 		"/ng-rollout/{rollout_id}/v1/responses": "/v1/responses",
 		"/a/b?q=1":                              "/a/b",
+		"/a/b#f?q":                              "/a/b",
 		"":                                      "",
 	} {
 		assert.Equal(t, want, route(pathOf(in)), in)
