@@ -180,7 +180,8 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 // run) each one's CPU, <names[0]>-cpu-ns/span and <names[1]>-cpu-ns/span,
 // the ratio of their sums, <names[1]>/<names[0]>, and the median over the
 // iterations of a pair's ratio, <names[1]>/<names[0]>-pair-median, which a
-// drift across the iterations moves less than the sums'. The pprof label
+// drift across the iterations moves less than the sums', with its 95%
+// bounds (-median-lo95, -median-hi95) as the harness gives them. The pprof label
 // key = names[which] tells the two apart in a -cpuprofile (pprof -tagfocus
 // 'pipeline=^Cj$'): the goroutines started within inherit it.
 func alternate(b *testing.B, key string, names [2]string, spans int, run func(which int) time.Duration) {
@@ -208,6 +209,10 @@ func alternate(b *testing.B, key string, names [2]string, spans int, run func(wh
 	b.ReportMetric(perSpan(cpu[1]), names[1]+"-cpu-ns/span")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), ratio)
 	b.ReportMetric(median, ratio+"-pair-median")
+	if lo, hi, level := medianBounds(len(ratios)); level > 0 {
+		b.ReportMetric(ratios[lo], ratio+"-median-lo95")
+		b.ReportMetric(ratios[hi], ratio+"-median-hi95")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
