@@ -46,7 +46,18 @@ var (
 	joinOnce sync.Once
 	joinRec  *joinRecording
 	joinErr  error
+	joinDir  string // the recording's dir in TMPDIR, removed by TestMain
 )
+
+// TestMain removes the recording the benchmarks shared (recordForJoin) once
+// they are done: TMPDIR is tmpfs for them, and a run left 12 MB of it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if joinDir != "" {
+		_ = os.RemoveAll(joinDir)
+	}
+	os.Exit(code)
+}
 
 // recordForJoin records BENCH_JOIN_ROLLOUTS (default 3000) rollouts of
 // gymsim (GYMSIM_BIN, else bin/gymsim) once per process.
@@ -71,6 +82,7 @@ func recordForJoin(b *testing.B) *joinRecording {
 			joinErr = err
 			return
 		}
+		joinDir = dir
 		captures := filepath.Join(dir, "captures")
 		rs, err := recordCapture(rollouts, 64, captures, func(args []string) error {
 			out, err := exec.Command(bin, args...).CombinedOutput()
