@@ -25,8 +25,6 @@
 package dedup // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/dedup"
 
 import (
-	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
-
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
@@ -75,12 +73,12 @@ const (
 )
 
 // Window is the bounded set of keys written, and the keys claimed by
-// pushes in flight (a small map of its own: the window's map is large and
-// each access to it a cache miss, so a span costs one lookup and one insert
+// pushes in flight (a small map of its own: the window's set is large and
+// each access to it a cache miss, so a span costs one lookup and one add
 // there).
 type Window struct {
 	mu       sync.Mutex
-	keys     *bounded.Ring[Key, struct{}]
+	keys     *keySet
 	inFlight map[Key]uint32 // key → the push claiming it
 	pushes   atomic.Uint32
 }
@@ -91,7 +89,7 @@ func NewWindow(size int) *Window {
 	if size <= 0 {
 		return nil
 	}
-	return &Window{keys: bounded.NewRing[Key, struct{}](size), inFlight: map[Key]uint32{}}
+	return &Window{keys: newKeySet(size), inFlight: map[Key]uint32{}}
 }
 
 // NewPush returns an id for one push's claims.
@@ -108,12 +106,13 @@ func (w *Window) NewPush() uint32 {
 func (w *Window) Claim(push uint32, keys []Key, out []Claim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.keys.touch(keys, len(keys))
 	for i, k := range keys {
 		if [8]byte(k[:8]) == ([8]byte{}) {
 			out[i] = ClaimNew
 			continue
 		}
-		if _, written := w.keys.Get(k); written {
+		if w.keys.has(k) {
 			out[i] = ClaimWritten
 			continue
 		}
@@ -134,6 +133,7 @@ func (w *Window) Claim(push uint32, keys []Key, out []Claim) {
 func (w *Window) Settle(push uint32, keys []Key, claims []Claim, written func(i int) bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.keys.touch(keys, len(keys)) // the push's writes went through the caches since Claim
 	for i, k := range keys {
 		if claims[i] != ClaimNew || [8]byte(k[:8]) == ([8]byte{}) {
 			continue
@@ -143,7 +143,7 @@ func (w *Window) Settle(push uint32, keys []Key, claims []Claim, written func(i 
 		}
 		delete(w.inFlight, k)
 		if written(i) {
-			w.keys.PutNew(k, struct{}{}) // claimed, so not in the window
+			w.keys.add(k) // claimed, so not in the window
 		}
 	}
 }
@@ -153,6 +153,6 @@ func (w *Window) Remember(keys []Key) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, k := range keys {
-		w.keys.Put(k, struct{}{})
+		w.keys.add(k)
 	}
 }
