@@ -589,7 +589,7 @@ func (h *harness) startMeasured(ctx context.Context, r *runResult, dir string, p
 		return nil, err
 	}
 	bin := h.collector
-	if r.Pipeline == "Cj0" {
+	if byBaseline(r.Pipeline) {
 		bin = h.baseline
 	}
 	t0 := time.Now()
@@ -802,7 +802,7 @@ func (h *harness) drive(ctx context.Context, r *runResult, p ports, dir string) 
 			"--concurrency", strconv.Itoa(h.o.gymsimConcurrency), "--protocol", "grpc",
 			"--endpoint", fmt.Sprintf("127.0.0.1:%d", p.GRPC), "--blocking",
 			"--run-id", fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(r.Pipeline, "'", "p"), r.Rep), "--truth", truth}
-		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" || r.Pipeline == "Cj0" || r.Pipeline == "Cn" {
+		if r.Pipeline == "C" || r.Pipeline == "Cr" || r.Pipeline == "Cg" || r.Pipeline == "Cj" || r.Pipeline == "Cj0" || r.Pipeline == "Cn" || r.Pipeline == "C0" {
 			// Gym's capture lines beside the spans, for Cg's join (C gets
 			// them too, so that the two differ only in the collector).
 			args = append(args, "--capture-dir", p.Out)

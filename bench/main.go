@@ -43,7 +43,7 @@ type options struct {
 	phases       string
 	pipelines    string
 	collector    string
-	baseline     string // the binary pipeline Cj0 runs
+	baseline     string // the binary pipelines C0 and Cj0 run (byBaseline)
 	gymsim       string
 	telemetrygen string
 	build        string
@@ -84,7 +84,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.phases, "phases", "gymsim,telemetrygen,replay,short,paced", "phases to run, comma-separated")
 	fs.StringVar(&o.pipelines, "pipelines", "A,B,C,C',D", "pipelines to run, comma-separated")
 	fs.StringVar(&o.collector, "collector", "bin/otelcol-gym", "otelcol-gym binary (relative to the repository root)")
-	fs.StringVar(&o.baseline, "baseline-collector", "", "a second otelcol-gym binary (e.g. main's, relative to the repository root) that pipeline Cj0 runs: Cj's capture join before a change, paired against Cj's")
+	fs.StringVar(&o.baseline, "baseline-collector", "", "a second otelcol-gym binary (e.g. main's, relative to the repository root) that pipelines C0 and Cj0 run: C and Cj before a change, paired against them")
 	fs.StringVar(&o.gymsim, "gymsim", "bin/gymsim", "gymsim binary (relative to the repository root)")
 	fs.StringVar(&o.telemetrygen, "telemetrygen", "", "telemetrygen binary (default: from PATH or $(go env GOPATH)/bin)")
 	fs.StringVar(&o.build, "build", "missing", "build bin/otelcol-gym and bin/gymsim: missing, always or never")
@@ -157,8 +157,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-pipelines: unknown pipeline %q", p)
 		}
 	}
-	if slices.Contains(splitList(o.pipelines), "Cj0") && o.baseline == "" {
-		return nil, errors.New("-pipelines: Cj0 runs -baseline-collector, which is not set")
+	if slices.ContainsFunc(splitList(o.pipelines), byBaseline) && o.baseline == "" {
+		return nil, errors.New("-pipelines: C0 and Cj0 run -baseline-collector, which is not set")
 	}
 	if _, ok := pipelineConfig[o.profilePipeline]; !ok {
 		return nil, fmt.Errorf("-profile-pipeline: unknown pipeline %q", o.profilePipeline)
@@ -186,7 +186,11 @@ const (
 )
 
 // pipelineConfig maps a pipeline to its template in bench/configs.
-var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "Cj0": "Cjoin", "Cn": "Cnosplit", "D": "D", "G": "G"}
+// byBaseline says whether -baseline-collector's binary runs pipeline p: C0
+// and Cj0, C and Cj before a change.
+func byBaseline(p string) bool { return p == "C0" || p == "Cj0" }
+
+var pipelineConfig = map[string]string{"A": "A", "B": "B", "C": "C", "Cs": "Cstorage", "Cr": "Crest", "Csr": "Cstoragerest", "C'": "Cprime", "Cg": "Cgenai", "Cj": "Cjoin", "Cj0": "Cjoin", "C0": "C", "Cn": "Cnosplit", "D": "D", "G": "G"}
 
 func splitList(s string) []string {
 	var out []string

@@ -15,12 +15,12 @@ import (
 // pipelines it is compared with: the capture join alone (Cj) and with the
 // GenAI metrics (Cg) against the pipeline without them (C), issue #26's
 // target; the time split (C, on by default) against C without it (Cn),
-// issue #37's; and Cj against Cj0, the same join by -baseline-collector's
-// binary (the join before a change, issue #36's); and the default pipeline
-// (C), with storage (Cs), and upstream's grouping chains (B, G) against
-// upstream's plain pipeline (A), issue #38's targets (C ≤ 1.3x A, Cs ≤ 1.5x A,
-// C below B and G).
-var pairedAgainst = map[string][]string{"Cj": {"C", "Cj0"}, "Cg": {"C"}, "C": {"Cn", "A", "B", "G"}, "Cs": {"A"}, "B": {"A"}, "G": {"A"}}
+// issue #37's; C against C0 and Cj against Cj0, the same pipeline run by
+// -baseline-collector's binary (before a change; issue #36's join); and the
+// default pipeline (C), with storage (Cs), and upstream's grouping chains
+// (B, G) against upstream's plain pipeline (A), issue #38's targets (C ≤
+// 1.3x A, Cs ≤ 1.5x A, C below B and G).
+var pairedAgainst = map[string][]string{"Cj": {"C", "Cj0"}, "Cg": {"C"}, "C": {"Cn", "C0", "A", "B", "G"}, "Cs": {"A"}, "B": {"A"}, "G": {"A"}}
 
 // pairedRatio is one pipeline's CPU per span over its base's, run by run:
 // repetition k of each ran one after the other, so a load that came and went

@@ -183,6 +183,7 @@ var pipelineLabel = map[string]string{
 	"Cg":  "(C with gymcapture, gymgenai, span_metrics)",
 	"Cj":  "(C with gymcapture)",
 	"Cj0": "(Cj, -baseline-collector's binary)",
+	"C0":  "(C, -baseline-collector's binary)",
 	"Cn":  "(C with gymspans time_split off)",
 	"C'":  "(…→gym→gymspans otlp_json, no combined)",
 	"D":   "(otlp→gym→otlp→sink)",

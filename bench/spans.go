@@ -94,7 +94,7 @@ func outputFile(pipeline, name string) (string, bool) {
 	switch pipeline {
 	case "A", "B":
 		return fmtOTLP, strings.HasPrefix(name, "spans") && strings.HasSuffix(name, ".json")
-	case "C", "Cs", "Cg", "Cj", "Cj0", "Cn":
+	case "C", "C0", "Cs", "Cg", "Cj", "Cj0", "Cn":
 		// The combined file and its rotated backups hold every span once; the
 		// per-rollout files repeat the spans of a rollout.
 		return fmtConsole, name == "spans.jsonl" || (strings.HasPrefix(name, "spans-") && strings.HasSuffix(name, ".jsonl"))
