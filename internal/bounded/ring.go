@@ -9,8 +9,7 @@ package bounded // import "github.com/otelcol-gym/otelcol-gym/internal/bounded"
 // each key's value and its slot, so a slot whose key was deleted (or deleted
 // and put again, in a newer slot) is recognized when the ring comes round to
 // it. Without pointers in K and V neither the map nor the ring is scanned by
-// the garbage collector (the gymspans exporter's deduplication window keeps
-// half a million keys in one). It is not safe for concurrent use.
+// the garbage collector. It is not safe for concurrent use.
 type Ring[K comparable, V any] struct {
 	capacity int
 	m        map[K]ringEntry[V]
