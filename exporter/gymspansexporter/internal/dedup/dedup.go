@@ -108,7 +108,7 @@ func (w *Window) Claim(push uint32, keys []Key, out []Claim) {
 	defer w.mu.Unlock()
 	w.keys.touch(keys, len(keys))
 	for i, k := range keys {
-		if [8]byte(k[:8]) == ([8]byte{}) {
+		if unset(k) {
 			out[i] = ClaimNew
 			continue
 		}
@@ -135,7 +135,7 @@ func (w *Window) Settle(push uint32, keys []Key, claims []Claim, written func(i 
 	defer w.mu.Unlock()
 	w.keys.touch(keys, len(keys)) // the push's writes went through the caches since Claim
 	for i, k := range keys {
-		if claims[i] != ClaimNew || [8]byte(k[:8]) == ([8]byte{}) {
+		if claims[i] != ClaimNew || unset(k) {
 			continue
 		}
 		if w.inFlight[k] != push {
