@@ -106,7 +106,7 @@ func (w *Window) NewPush() uint32 {
 func (w *Window) Claim(push uint32, keys []Key, out []Claim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.keys.touch(keys, len(keys))
+	w.keys.touch(keys, 0) // Settle loads the oldest keys, which it removes
 	for i, k := range keys {
 		if unset(k) {
 			out[i] = ClaimNew
