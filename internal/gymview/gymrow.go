@@ -17,8 +17,14 @@ const (
 	// maxMemberBytes bounds one member value kept of a row. A longer string
 	// is cut (a failure_reason); a longer object or array is left out.
 	maxMemberBytes = 64 << 10
-	// maxKeyBytes bounds a member name; a longer one is never kept.
+	// maxKeyBytes bounds a member name, decoded; a longer one is never
+	// kept. Measured decoded, the rule is the same for every spelling of a
+	// name, so a name repeated in a row is kept or left out as a whole.
 	maxKeyBytes = 256
+	// maxKeyQuoted bounds a member name as written, quotes included: an
+	// escape (\u0061) writes one decoded byte in six, so a name within
+	// maxKeyBytes is never longer than this.
+	maxKeyQuoted = 6*maxKeyBytes + 2
 	// maxRowDepth bounds the nesting inside a row's members: with the row's
 	// own object, encoding/json's 10,000.
 	maxRowDepth = 9999
@@ -144,11 +150,12 @@ func (r *rowReader) member(c byte) error {
 		return errSyntax
 	}
 	r.key = append(r.key[:0], '"')
-	r.val.start(&r.key, maxKeyBytes)
+	r.val.start(&r.key, maxKeyQuoted)
 	if err := r.stringBody(); err != nil {
 		return err
 	}
 	key, ok := r.val.text()
+	ok = ok && len(key) <= maxKeyBytes
 	r.val.stop()
 	c, err := r.space()
 	if err != nil {
