@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,33 +79,68 @@ func FuzzRolloutPath(f *testing.F) {
 type fuzzExporter struct {
 	root, capture string
 	e             *spansExporter
+	tel           *componenttest.Telemetry
 	offset        int64 // bytes of spans.jsonl already checked
 }
+
+// maxFuzzCombinedBytes is how large the combined file of a fuzz worker grows
+// before the worker starts over with a fresh capture dir: well below
+// rotation.max_megabytes, so that the file never rotates under the offset
+// export reads from (rotation has its own tests), and the worker's disk use
+// stays bounded however long it fuzzes.
+const maxFuzzCombinedBytes = 16 << 20
 
 func newFuzzExporter(f *testing.F) *fuzzExporter {
 	root := f.TempDir()
 	fe := &fuzzExporter{root: root, capture: filepath.Join(root, "capture")}
+	if err := fe.start(); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(fe.stop)
+	return fe
+}
+
+func (fe *fuzzExporter) start() error {
 	cfg := createDefaultConfig().(*Config)
 	cfg.CaptureDir = fe.capture
 	cfg.ServiceMap.Enabled = false
 	cfg.MaxOpenFiles = 16
 	cfg.DedupWindowSpans = 0 // the inputs repeat ids; deduplication has its own tests
-	tel := componenttest.NewTelemetry()
+	if maxFuzzCombinedBytes >= int64(cfg.Rotation.MaxMegabytes)<<20 {
+		return fmt.Errorf("the combined file would rotate at %d MiB, before the fuzz worker starts over", cfg.Rotation.MaxMegabytes)
+	}
+	fe.tel = componenttest.NewTelemetry()
 	set := exportertest.NewNopSettings(componentType)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.TelemetrySettings = fe.tel.NewTelemetrySettings()
 	e, err := newSpansExporter(set, cfg)
 	if err != nil {
-		f.Fatal(err)
+		return err
 	}
 	if err := e.start(context.Background(), componenttest.NewNopHost()); err != nil {
-		f.Fatal(err)
+		return err
 	}
-	f.Cleanup(func() {
-		_ = e.shutdown(context.Background())
-		_ = tel.Shutdown(context.Background())
-	})
-	fe.e = e
-	return fe
+	fe.e, fe.offset = e, 0
+	return nil
+}
+
+func (fe *fuzzExporter) stop() {
+	_ = fe.e.shutdown(context.Background())
+	_ = fe.tel.Shutdown(context.Background())
+}
+
+// startOverIfLarge starts the worker over with a fresh capture dir once its
+// combined file reached maxFuzzCombinedBytes.
+func (fe *fuzzExporter) startOverIfLarge(t *testing.T) {
+	if fe.offset < maxFuzzCombinedBytes {
+		return
+	}
+	fe.stop()
+	if err := os.RemoveAll(fe.capture); err != nil {
+		t.Fatal(err)
+	}
+	if err := fe.start(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // export writes td and checks: the root holds only the capture dir, the
@@ -112,6 +148,7 @@ func newFuzzExporter(f *testing.F) *fuzzExporter {
 // exactly one valid JSON line of valid UTF-8 per span.
 func (fe *fuzzExporter) export(t *testing.T, td ptrace.Traces) {
 	t.Helper()
+	fe.startOverIfLarge(t)
 	n := td.SpanCount()
 	if err := fe.e.pushTraces(context.Background(), td); err != nil {
 		t.Fatalf("ConsumeTraces: %v", err)
