@@ -63,7 +63,8 @@ test-realgym: build
 	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_PHOENIX_VENV="$$phoenix" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
 	unshare --net sh -c 'ip link set lo up && exec $(GO) test -count=1 -v -timeout 25m -run "$(REALGYM_RUN)" -skip "$(REALGYM_SKIP)" ./e2e/'
 
-# Short runs of every fuzz target (their seed corpora also run in `go test`).
+# Short runs of every fuzz target (their seed corpora also run in `go test`); each
+# line names the package its target is in (internal/distribution's TestMakeFuzzRunsEveryTarget).
 # -fuzzminimizetime keeps a worker from spending the run minimizing one input.
 # The budget is a count of executions, not a duration: with a duration, Go 1.26's fuzz
 # coordinator can report "context deadline exceeded" as a failure when -fuzztime ends while a
@@ -77,7 +78,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzExportRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter/internal/spanjson
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBlob$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBlob$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter/internal/journal
+	$(GO) test -run '^$$' -fuzz '^FuzzKeySet$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./exporter/gymspansexporter/internal/dedup
 	$(GO) test -run '^$$' -fuzz '^FuzzServiceNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/servicemap
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutLine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
 	$(GO) test -run '^$$' -fuzz '^FuzzRolloutFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymview
@@ -86,6 +88,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMayHoldRoute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzPlainPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/timesplit
+	$(GO) test -run '^$$' -fuzz '^FuzzValidRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymconv
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned
 # ocb, and each component's internal/metadata, generated_*_test.go, documentation.md and
