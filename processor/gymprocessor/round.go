@@ -80,9 +80,14 @@ func (r *round) recycle() {
 	if cap(r.edits) > maxPooledRound || cap(r.leaving) > maxPooledRound || cap(r.clients) > maxPooledRound || len(r.groups) > maxPooledRound {
 		return
 	}
-	clear(r.edits[:cap(r.edits)])
-	clear(r.clients[:cap(r.clients)])
-	clear(r.leaving[:cap(r.leaving)])
+	// Past their lengths the lists hold only zeros: applyEdits and assemble
+	// zero each entry they use, so only a round replayed without being
+	// delivered has entries left, and those are within the lengths.
+	// (Clearing whole capacities cleared the largest lists the pooled round
+	// ever had, again for every batch.)
+	clear(r.edits)
+	clear(r.clients)
+	clear(r.leaving)
 	clear(r.groups)
 	*r = round{edits: r.edits[:0], clients: r.clients[:0], leaving: r.leaving[:0], groups: r.groups}
 	roundPool.Put(r)
