@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -37,9 +36,10 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	return nil
 }
 
-// configKeys lists Config's keys: its own and the HTTP server's.
+// configKeys lists Config's keys: its own and the HTTP server's, read from
+// its fields' tags (a key listed by hand was forgotten once).
 func configKeys() []string {
-	return append(mapstructureKeys(reflect.TypeFor[confighttp.ServerConfig]()), "capture_dir", "jaeger_url", "gym_output", "gym_run", "stalled_after")
+	return mapstructureKeys(reflect.TypeFor[Config]())
 }
 
 // mapstructureKeys lists the keys a struct decodes, those of squashed
