@@ -43,6 +43,12 @@ type Config struct {
 	// Default: 5m.
 	StalledAfter time.Duration `mapstructure:"stalled_after"`
 
+	// MaxRollouts bounds the rollouts.jsonl rows the viewer keeps in the
+	// collector's memory (about 480 bytes each): past it the oldest are no
+	// longer listed, their runs still count them, and the run page says
+	// so. Default: 250000 (about 115 MiB).
+	MaxRollouts int `mapstructure:"max_rollouts"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -61,6 +67,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GymRun != "" && c.GymOutput == "" {
 		errs = append(errs, errors.New("gym_run names the run of gym_output: set gym_output too"))
+	}
+	if c.MaxRollouts < 1 {
+		errs = append(errs, fmt.Errorf("max_rollouts must be at least 1, got %d", c.MaxRollouts))
 	}
 	if c.StalledAfter < 0 {
 		errs = append(errs, fmt.Errorf("stalled_after must not be negative (0 turns it off), got %s", c.StalledAfter))

@@ -31,6 +31,7 @@ func TestLoadConfig(t *testing.T) {
 			assert.Empty(t, c.JaegerURL)
 			assert.Empty(t, c.GymOutput)
 			assert.Equal(t, 5*time.Minute, c.StalledAfter, "the default threshold")
+			assert.Equal(t, 250_000, c.MaxRollouts, "the default bound of the viewer's rows")
 		}},
 		{name: "all", check: func(t *testing.T, c *Config) {
 			assert.Equal(t, "127.0.0.1:23180", c.ServerConfig.NetAddr.Endpoint)
@@ -39,9 +40,11 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, "run-7", c.GymRun)
 			assert.Equal(t, 5*time.Second, c.ServerConfig.ReadHeaderTimeout, "confighttp's keys are the extension's")
 			assert.Equal(t, 90*time.Second, c.StalledAfter)
+			assert.Equal(t, 1_000_000, c.MaxRollouts)
 		}},
 		{name: "stall_off", check: func(t *testing.T, c *Config) { assert.Zero(t, c.StalledAfter) }},
 		{name: "negative_stall", wantErr: "stalled_after must not be negative"},
+		{name: "no_rows", wantErr: "max_rollouts must be at least 1, got 0"},
 		{name: "no_dir", wantErr: "capture_dir must not be empty"},
 		{name: "bad_jaeger", wantErr: "jaeger_url"},
 		{name: "gym_run_alone", wantErr: "set gym_output too"},

@@ -45,6 +45,7 @@ func (e *viewExtension) Start(ctx context.Context, host component.Host) error {
 		GymOutput:    e.cfg.GymOutput,
 		GymRun:       e.cfg.GymRun,
 		StalledAfter: e.cfg.StalledAfter,
+		MaxRollouts:  e.cfg.MaxRollouts,
 	})
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func NewFactory() extension.Factory {
 func createDefaultConfig() component.Config {
 	server := confighttp.NewDefaultServerConfig()
 	server.NetAddr.Endpoint = gymview.DefaultEndpoint
-	return &Config{ServerConfig: server, StalledAfter: gymview.DefaultStalledAfter}
+	return &Config{ServerConfig: server, StalledAfter: gymview.DefaultStalledAfter, MaxRollouts: gymview.DefaultMaxRollouts}
 }
 
 func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {

@@ -24,7 +24,8 @@ import (
 const CommandName = "view"
 
 // RunCommand is `otelcol-gym view [--capture-dir DIR] [--listen ADDR]
-// [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after D]`: it serves the
+// [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after D]
+// [--max-rollouts N]`: it serves the
 // viewer until SIGINT or SIGTERM and returns the exit code. args are the
 // arguments after "view".
 func RunCommand(args []string, stderr io.Writer) int {
@@ -40,8 +41,9 @@ func RunCommand(args []string, stderr io.Writer) int {
 	gymOutput := fs.String("gym-output", "", "Gym's output of the run: the `DIR` of gym eval run --output DIR/rollouts.jsonl, or that file; each rollout shows its reward, failure and health verdict")
 	gymRun := fs.String("gym-run", "", "the `RUN` id Gym's output belongs to (default: the run that started last)")
 	stalled := fs.Duration("stalled-after", DefaultStalledAfter, "mark a rollout in flight stalled when its last sign of life is older (0: never)")
+	maxRollouts := fs.Int("max-rollouts", DefaultMaxRollouts, "the rollouts the viewer keeps in memory, about 480 bytes each; past it the oldest are no longer listed (their runs count them)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after DURATION]\n\n"+
+		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after DURATION] [--max-rollouts N]\n\n"+
 			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n\n", CommandName, DefaultEndpoint)
 		fs.PrintDefaults()
 	}
@@ -68,13 +70,17 @@ func RunCommand(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "otelcol-gym %s: --stalled-after must not be negative (0 turns it off), got %s\n", CommandName, *stalled)
 		return 2
 	}
+	if *maxRollouts < 1 {
+		fmt.Fprintf(stderr, "otelcol-gym %s: --max-rollouts must be at least 1, got %d\n", CommandName, *maxRollouts)
+		return 2
+	}
 	log := newCommandLogger(stderr)
 	defer func() { _ = log.Sync() }()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := Options{CaptureDir: *dir, JaegerURL: *jaeger, LocalOnly: IsLoopback(*listen), Logger: log,
-		GymOutput: *gymOutput, GymRun: *gymRun, StalledAfter: *stalled}
+		GymOutput: *gymOutput, GymRun: *gymRun, StalledAfter: *stalled, MaxRollouts: *maxRollouts}
 	if err := serve(ctx, opts, *listen, stderr); err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
 		return 1

@@ -46,6 +46,9 @@ func (h *Handler) gymRunLocked() (string, bool) {
 					first = r.Start
 				}
 			}
+			if nk := h.index.notKeptOf(run); nk.Start != 0 && (first == 0 || nk.Start < first) {
+				first = nk.Start // its rows let go started first
+			}
 			if c := cmp.Compare(first, latestStart); c > 0 || (c == 0 && run > g.latest) {
 				g.latest, latestStart = run, first
 			}
@@ -95,6 +98,9 @@ type gymPage struct {
 	RewardMean *float64        `json:"reward_mean,omitempty"`
 	Failed     int             `json:"failed"`
 	Unhealthy  int             `json:"unhealthy"`
+	// NotKept: rollouts of the run whose rows the viewer no longer keeps
+	// (Options.MaxRollouts): not joined, and not counted in Unmatched.
+	NotKept int `json:"not_kept,omitempty"`
 }
 
 func (h *Handler) gymOutputPage(run string) gymPage {
@@ -122,7 +128,7 @@ func (h *Handler) gymOutputPage(run string) gymPage {
 	}
 	c := &g.pageCache
 	if c.run == run && c.indexGen == h.index.gen && c.gymGen == g.gen && c.gymGen != 0 {
-		p.Joined, p.Unmatched, p.Rewarded, p.RewardMean, p.Failed, p.Unhealthy = c.page.Joined, c.page.Unmatched, c.page.Rewarded, c.page.RewardMean, c.page.Failed, c.page.Unhealthy
+		p.Joined, p.Unmatched, p.Rewarded, p.RewardMean, p.Failed, p.Unhealthy, p.NotKept = c.page.Joined, c.page.Unmatched, c.page.Rewarded, c.page.RewardMean, c.page.Failed, c.page.Unhealthy, c.page.NotKept
 		return p
 	}
 	defer func() { *c = gymPageCache{run: run, indexGen: h.index.gen, gymGen: g.gen, page: p} }()
@@ -149,6 +155,8 @@ func (h *Handler) gymOutputPage(run string) gymPage {
 		p.RewardMean = &mean
 	}
 	// A run's rollout ids are distinct: each joined one is one of Gym's.
-	p.Unmatched = g.distinct() - p.Joined
+	// Those whose rows are not kept may be any of the others.
+	p.NotKept = h.index.notKeptOf(run).Rollouts
+	p.Unmatched = max(0, g.distinct()-p.Joined-p.NotKept)
 	return p
 }

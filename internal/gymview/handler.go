@@ -48,6 +48,10 @@ type Options struct {
 	// StalledAfter marks a rollout in flight stalled when its last sign of
 	// life is older (design §8; DefaultStalledAfter); 0 marks none.
 	StalledAfter time.Duration
+	// MaxRollouts bounds the rollouts.jsonl rows the viewer keeps in
+	// memory; past it the oldest are no longer listed, and their runs say
+	// how many (0: DefaultMaxRollouts).
+	MaxRollouts int
 }
 
 // Handler serves the viewer's pages and JSON API over one capture dir.
@@ -66,6 +70,8 @@ type Handler struct {
 	orders  map[orderKey]*order
 	lastErr string
 	logged  time.Time
+
+	notKeptLogged bool // the first rows let go were logged
 
 	splits    map[string]*splitStats // by run (timesplit.go)
 	gym       *gymOutput             // nil without Gym's output (gympage.go)
@@ -90,7 +96,7 @@ func New(opts Options) (*Handler, error) {
 	dir := newCaptureDir(opts.CaptureDir)
 	h := &Handler{
 		opts: opts, now: time.Now, log: log, dir: dir,
-		index: newRolloutIndex(dir), scan: newDirScan(dir), live: newLiveState(dir), orders: map[orderKey]*order{},
+		index: newRolloutIndex(dir, opts.MaxRollouts), scan: newDirScan(dir), live: newLiveState(dir), orders: map[orderKey]*order{},
 		splits: map[string]*splitStats{},
 	}
 	if opts.GymOutput != "" {
@@ -115,6 +121,11 @@ func (h *Handler) Close() error {
 // log (at most once a minute). Callers hold h.mu.
 func (h *Handler) refreshLocked() {
 	err := errors.Join(h.index.refresh(), h.scan.refresh(time.Now(), h.index))
+	if len(h.index.notKept) > 0 && !h.notKeptLogged {
+		h.notKeptLogged = true
+		h.log.Warn("The viewer keeps the newest rollouts only: the oldest are no longer listed (their runs count them); raise max_rollouts (otelcol-gym view --max-rollouts) to list more, about 480 bytes of memory a rollout",
+			zap.String("capture_dir", h.opts.CaptureDir), zap.Int("max_rollouts", h.index.max))
+	}
 	h.refreshGymLocked()
 	h.live.refresh(h.now(), h.scan, h.index)
 	h.noteErr(err)

@@ -6,6 +6,7 @@ package gymview
 import (
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"syscall"
@@ -64,12 +65,22 @@ type rolloutLine struct {
 	TimeSplitMS json.RawMessage `json:"time_split_ms"` // where its time went (timesplit.go)
 }
 
+// DefaultMaxRollouts is how many rollouts.jsonl rows the viewer keeps by
+// default: about 480 bytes each, some 115 MiB.
+const DefaultMaxRollouts = 250_000
+
 // rolloutIndex is rollouts.jsonl read incrementally: each refresh reads only
 // the bytes appended since the last one (a replaced or truncated file is
 // read again from the start). Several lines of one (run, rollout), which a
 // rollout with several roots has, make one row.
+//
+// It keeps at most max rows, the newest by their place in the file; the
+// oldest are let go (forget) and leave, per run, their counts (notKept) and,
+// per rollout, a 64-bit hash of its id, so that its spans file is not taken
+// for a rollout in flight (done).
 type rolloutIndex struct {
 	dir *captureDir
+	max int
 
 	dev, ino  uint64
 	offset    int64
@@ -82,10 +93,26 @@ type rolloutIndex struct {
 	badSplits int    // lines whose time_split_ms is unreadable (timesplit.go)
 	gen       uint64 // changes whenever rows change
 	strs      map[string]string
+
+	// What forget let go: each run's counts, and the ids' hashes.
+	notKept   map[string]*notKept
+	forgotten map[uint64]struct{}
+	seed      maphash.Seed
 }
 
-func newRolloutIndex(dir *captureDir) *rolloutIndex {
-	ix := &rolloutIndex{dir: dir}
+// notKept is what a run's rows let go of (forget) still count for.
+type notKept struct {
+	Rollouts, Failed int
+	Start, End       int64 // unix ns, 0 when unknown
+}
+
+// newRolloutIndex returns an index that keeps at most max rows (0:
+// DefaultMaxRollouts).
+func newRolloutIndex(dir *captureDir, max int) *rolloutIndex {
+	if max <= 0 {
+		max = DefaultMaxRollouts
+	}
+	ix := &rolloutIndex{dir: dir, max: max, seed: maphash.MakeSeed()}
 	ix.reset()
 	return ix
 }
@@ -98,6 +125,8 @@ func (ix *rolloutIndex) reset() {
 	ix.byRoot = map[string]*rollout{}
 	ix.ids = map[string]struct{}{}
 	ix.strs = map[string]string{}
+	ix.notKept = map[string]*notKept{}
+	ix.forgotten = map[uint64]struct{}{}
 	ix.malformed, ix.badSplits = 0, 0
 	ix.gen++
 }
@@ -105,7 +134,7 @@ func (ix *rolloutIndex) reset() {
 // reserve sizes the empty index for about n rollouts, so that reading a
 // large rollouts.jsonl does not grow its maps step by step.
 func (ix *rolloutIndex) reserve(n int) {
-	n = min(n, 1<<22)
+	n = min(n, ix.max+ix.max/forgetFraction+1)
 	ix.rows = make([]*rollout, 0, n)
 	ix.byKey = make(map[rolloutKey]*rollout, n)
 	ix.byRoot = make(map[string]*rollout, n)
@@ -148,6 +177,100 @@ func (ix *rolloutIndex) refresh() error {
 	return err
 }
 
+// done reports whether rollout id has a rollouts.jsonl line, in any run:
+// a row, or one let go (by its id's hash: a collision, about one in 2^64 a
+// pair, would hide a rollout in flight).
+func (ix *rolloutIndex) done(id string) bool {
+	if _, ok := ix.ids[id]; ok {
+		return true
+	}
+	return ix.letGo(id)
+}
+
+// letGo reports whether rollout id's row, of some run, was let go (forget).
+func (ix *rolloutIndex) letGo(id string) bool {
+	if len(ix.forgotten) == 0 {
+		return false
+	}
+	_, ok := ix.forgotten[maphash.String(ix.seed, id)]
+	return ok
+}
+
+// notKeptOf is what run's rows let go of count for (zero when none were).
+func (ix *rolloutIndex) notKeptOf(run string) notKept {
+	if n := ix.notKept[run]; n != nil {
+		return *n
+	}
+	return notKept{}
+}
+
+// forgetFraction: past max rows, the oldest max/forgetFraction more are let
+// go at once, so that a row added costs its share of one pass, not a pass.
+const forgetFraction = 16
+
+// forget lets the oldest rows go until max-max/forgetFraction are left.
+// The rows are in file order, and so are each run's: those let go are a
+// prefix of rows and of their runs'.
+func (ix *rolloutIndex) forget() {
+	n := len(ix.rows) - (ix.max - ix.max/forgetFraction)
+	if n <= 0 {
+		return
+	}
+	runs := map[string]int{}
+	for _, r := range ix.rows[:n] {
+		k := rolloutKey{run: r.Run, id: r.ID}
+		if ix.byKey[k] == r {
+			delete(ix.byKey, k)
+		}
+		if r.RootSpanID != "" && ix.byRoot[r.RootSpanID] == r {
+			delete(ix.byRoot, r.RootSpanID)
+		}
+		nk := ix.notKept[r.Run]
+		if nk == nil {
+			nk = &notKept{}
+			ix.notKept[r.Run] = nk
+		}
+		nk.Rollouts++
+		if r.failed() {
+			nk.Failed++
+		}
+		if r.Start != 0 && (nk.Start == 0 || r.Start < nk.Start) {
+			nk.Start = r.Start
+		}
+		nk.End = max(nk.End, r.End)
+		runs[r.Run]++
+	}
+	// An id is done while any run's row has it: only ids no row keeps go
+	// to forgotten.
+	kept := make(map[string]struct{}, n)
+	for _, r := range ix.rows[n:] {
+		kept[r.ID] = struct{}{}
+	}
+	for _, r := range ix.rows[:n] {
+		if _, ok := kept[r.ID]; !ok {
+			delete(ix.ids, r.ID)
+			ix.forgotten[maphash.String(ix.seed, r.ID)] = struct{}{}
+		}
+	}
+	ix.rows = dropFront(ix.rows, n)
+	for run, k := range runs {
+		if rest := dropFront(ix.byRun[run], k); len(rest) > 0 {
+			ix.byRun[run] = rest
+		} else {
+			delete(ix.byRun, run)
+		}
+	}
+	ix.gen++
+}
+
+// dropFront returns s without its first n elements, in a new array so that
+// those let go are not held by the old one.
+func dropFront(s []*rollout, n int) []*rollout {
+	out := make([]*rollout, len(s)-n, max(len(s)-n, cap(s)-n))
+	copy(out, s[n:])
+	return out
+}
+
 func (ix *rolloutIndex) add(line []byte) error {
 	l, ok := parseRolloutLine(line)
 	if !ok || l.RolloutID == "" {
@@ -188,6 +311,9 @@ func (ix *rolloutIndex) add(line []byte) error {
 		ix.byRoot[r.RootSpanID] = r
 	}
 	ix.noteSplit(r, l.TimeSplitMS, start, end)
+	if len(ix.rows) > ix.max {
+		ix.forget()
+	}
 	return nil
 }
 

@@ -33,7 +33,7 @@ func appendFile(t *testing.T, path, s string) {
 func TestRolloutIndexIncremental(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rollouts.jsonl")
-	ix := newRolloutIndex(newCaptureDir(dir))
+	ix := newRolloutIndex(newCaptureDir(dir), 0)
 	require.NoError(t, ix.refresh())
 	assert.Empty(t, ix.rows, "no file yet")
 
@@ -88,7 +88,7 @@ func TestRolloutIndexIncremental(t *testing.T) {
 func TestRolloutIndexSymlinkRefused(t *testing.T) {
 	dir, _ := plantHostileDir(t)
 	require.NoError(t, os.Symlink("../secret.txt", filepath.Join(dir, "rollouts.jsonl")))
-	ix := newRolloutIndex(newCaptureDir(dir))
+	ix := newRolloutIndex(newCaptureDir(dir), 0)
 	err := ix.refresh()
 	assert.ErrorIs(t, err, errNotRegular)
 	assert.Empty(t, ix.rows)

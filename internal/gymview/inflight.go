@@ -117,7 +117,7 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 func (s *dirScan) pending(ix *rolloutIndex) []string {
 	var out []string
 	for id := range s.ids {
-		if _, done := ix.ids[id]; done {
+		if done := ix.done(id); done {
 			continue
 		}
 		_, read := s.flight[id]
@@ -133,7 +133,7 @@ func (s *dirScan) pending(ix *rolloutIndex) []string {
 func (s *dirScan) inFlight(run string, ix *rolloutIndex) []*rollout {
 	var out []*rollout
 	for id, r := range s.flight {
-		if _, done := ix.ids[id]; done {
+		if done := ix.done(id); done {
 			continue
 		}
 		if _, ok := s.ids[id]; ok && r.Run == run {

@@ -91,15 +91,19 @@ func parseListQuery(v url.Values) (listQuery, bool) {
 
 // listPage is the answer of /api/rollouts.
 type listPage struct {
-	Run      string    `json:"run"`
-	Total    int       `json:"total"` // rows that pass the filters
-	All      int       `json:"all"`   // rows of the run
-	InFlight int       `json:"in_flight"`
-	Failed   int       `json:"failed"`
-	Offset   int       `json:"offset"`
-	Limit    int       `json:"limit"`
-	Rows     []listRow `json:"rows"`
-	livePage           // capture-only and stalled rollouts (livepage.go)
+	Run   string `json:"run"`
+	Total int    `json:"total"` // rows that pass the filters
+	All   int    `json:"all"`   // rows of the run
+	// NotKept: the run's oldest rollouts, not listed, whose rows the viewer
+	// no longer keeps (it keeps MaxRollouts of the capture dir).
+	NotKept     int       `json:"not_kept,omitempty"`
+	MaxRollouts int       `json:"max_rollouts,omitempty"`
+	InFlight    int       `json:"in_flight"`
+	Failed      int       `json:"failed"`
+	Offset      int       `json:"offset"`
+	Limit       int       `json:"limit"`
+	Rows        []listRow `json:"rows"`
+	livePage              // capture-only and stalled rollouts (livepage.go)
 }
 
 // orderKey names one cached sort of one run's rows.
@@ -211,6 +215,9 @@ func (h *Handler) list(q listQuery) listPage {
 	h.refreshLocked()
 	o := h.sorted(q.run, q.sort, q.desc, now)
 	page := listPage{Run: q.run, All: len(o.rows), Failed: o.failed, InFlight: o.inFlight, Offset: q.offset, Limit: q.limit, Rows: []listRow{}}
+	if nk := h.index.notKeptOf(q.run); nk.Rollouts > 0 {
+		page.NotKept, page.MaxRollouts = nk.Rollouts, h.index.max
+	}
 	rows := o.filter(filterKey{failed: q.failed, gymFailed: q.gymFailed, unhealthy: q.unhealthy, q: q.q}, h.whyFilter(q.gymFailed, q.unhealthy))
 	page.Total = len(rows)
 	shown := rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))]

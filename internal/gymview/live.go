@@ -114,7 +114,7 @@ func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
 		l.checked, l.checkCost = now, time.Since(started)
 	}
 	for id := range l.spans {
-		_, done := ix.ids[id]
+		done := ix.done(id)
 		if _, ok := scan.ids[id]; done || !ok {
 			delete(l.spans, id)
 		}
@@ -125,7 +125,7 @@ func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
 		}
 	}
 	for id := range scan.flight {
-		if _, done := ix.ids[id]; done {
+		if done := ix.done(id); done {
 			continue
 		}
 		if _, ok := scan.ids[id]; !ok {
@@ -149,7 +149,7 @@ func (l *liveState) refresh(now time.Time, scan *dirScan, ix *rolloutIndex) {
 func (l *liveState) candidates(now time.Time, scan *dirScan, ix *rolloutIndex, budget *readBudget) {
 	hasSpans := func(id string) bool {
 		_, a := scan.ids[id]
-		_, b := ix.ids[id]
+		b := ix.done(id)
 		return a || b
 	}
 	for id := range l.captures {

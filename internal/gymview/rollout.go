@@ -18,9 +18,11 @@ const maxRolloutFileBytes = 1 << 30
 
 // rolloutPage is the answer of /api/rollout.
 type rolloutPage struct {
-	ID          string                `json:"id"`
-	Run         string                `json:"run"`
-	InFlight    bool                  `json:"in_flight"`
+	ID       string `json:"id"`
+	Run      string `json:"run"`
+	InFlight bool   `json:"in_flight"`
+	// NotKept: its rollouts.jsonl row was let go (Options.MaxRollouts).
+	NotKept     bool                  `json:"not_kept,omitempty"`
 	Summary     *listRow              `json:"summary,omitempty"` // its rollouts.jsonl row
 	T0          string                `json:"t0,omitempty"`      // the first start, RFC 3339 UTC
 	Duration    int64                 `json:"duration"`          // ns from the first start to the last end
@@ -61,7 +63,8 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 		r := h.listRow(row, h.now(), false)
 		p.Summary = &r
 	}
-	inFlight := h.liveRolloutOf(id, run, row == nil, &p.liveRollout)
+	p.NotKept = row == nil && h.index.letGo(id)
+	inFlight := h.liveRolloutOf(id, run, row == nil && !p.NotKept, &p.liveRollout)
 	h.mu.Unlock()
 
 	spans, skipped, err := h.readSpans(spansName, run, &p.OtherRuns)

@@ -19,8 +19,11 @@ type runRow struct {
 	Start      string  `json:"start,omitempty"` // first rollout start, RFC 3339 UTC
 	End        string  `json:"end,omitempty"`   // last rollout end
 	DurationMS float64 `json:"duration_ms"`
-	Edges      int     `json:"edges"` // service-map edges of the run
-	Calls      uint64  `json:"calls"` // calls on them
+	// NotKept: rollouts of the run (counted in Rollouts and Failed) whose
+	// rows the viewer no longer keeps (Options.MaxRollouts).
+	NotKept int    `json:"not_kept,omitempty"`
+	Edges   int    `json:"edges"` // service-map edges of the run
+	Calls   uint64 `json:"calls"` // calls on them
 
 	// Capture-only and stalled rollouts (livepage.go).
 	NoSpans int `json:"no_spans,omitempty"`
@@ -34,7 +37,10 @@ type runsPage struct {
 	Runs      []runRow `json:"runs"`
 	Malformed int      `json:"malformed,omitempty"` // unreadable rollouts.jsonl lines
 	MapError  string   `json:"map_error,omitempty"`
-	NoSpans   int      `json:"no_spans,omitempty"` // capture-only rollouts (livepage.go)
+	// MaxRollouts is the rows the viewer keeps, when some run has rows it
+	// no longer keeps.
+	MaxRollouts int `json:"max_rollouts,omitempty"`
+	NoSpans     int `json:"no_spans,omitempty"` // capture-only rollouts (livepage.go)
 }
 
 func (h *Handler) runs() runsPage {
@@ -67,8 +73,15 @@ func (h *Handler) runs() runsPage {
 			note(run, x.Start, x.End)
 		}
 	}
+	for run, nk := range h.index.notKept {
+		r := get(run)
+		r.Rollouts += nk.Rollouts
+		r.Failed += nk.Failed
+		r.NotKept = nk.Rollouts
+		note(run, nk.Start, nk.End)
+	}
 	for id, x := range h.scan.flight {
-		if _, done := h.index.ids[id]; done {
+		if done := h.index.done(id); done {
 			continue
 		}
 		if _, ok := h.scan.ids[id]; !ok {
@@ -79,6 +92,9 @@ func (h *Handler) runs() runsPage {
 		note(x.Run, x.Start, 0)
 	}
 	page := runsPage{Malformed: h.index.malformed}
+	if len(h.index.notKept) > 0 {
+		page.MaxRollouts = h.index.max
+	}
 	h.liveRuns(&page, get, note, h.now())
 	h.mu.Unlock()
 	for run, es := range edges {

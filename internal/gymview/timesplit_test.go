@@ -79,7 +79,7 @@ func TestRolloutSplitOfSeveralRoots(t *testing.T) {
 			line("07.000000", "08.000000", split(999))+
 			line("09.000000", "20.000000", "")+ // 11 s, no split
 			line("10.000000", "30.000000", `{"model":"x"}`))
-	ix := newRolloutIndex(newCaptureDir(dir))
+	ix := newRolloutIndex(newCaptureDir(dir), 0)
 	require.NoError(t, ix.refresh())
 	r := ix.byKey[rolloutKey{"r", "0-0"}]
 	require.NotNil(t, r.Split)

@@ -109,7 +109,7 @@ func (h *Handler) refreshWatchLocked() {
 // rollouts.jsonl line that are in flight. Callers hold h.mu.
 func (h *Handler) eachInFlight(fn func(r *rollout)) {
 	for id, r := range h.scan.flight {
-		if _, done := h.index.ids[id]; done {
+		if done := h.index.done(id); done {
 			continue
 		}
 		if _, ok := h.scan.ids[id]; ok {

@@ -2,7 +2,7 @@
 import { el, href, api, errorBox, fmtMS, fmtTime, fmtInt, step, fill, loaded } from './dom.js';
 import { setCrumbs, setParams, go, runLabel } from './nav.js';
 import { WHY_SORTS, ASC_FIRST, sortLabel, headCells, rowCells, runWhy } from './why.js';
-import { noSpansBanner, stalledBox, rowStatus, captureNote } from './live.js';
+import { noSpansBanner, notKeptBanner, stalledBox, rowStatus, captureNote } from './live.js';
 
 // selectable keeps one selected row of a tbody, by key, across redraws.
 function selectable(tbody) {
@@ -71,12 +71,13 @@ export function runsPage(main) {
     if (data.map_error) note.append(errorBox(data.map_error));
     if (data.malformed) note.append(el('p', { class: 'muted', text: data.malformed + ' unreadable lines in rollouts.jsonl were skipped.' }));
     if (data.no_spans) note.append(noSpansBanner(data.no_spans, 'the run "' + runLabel('') + '" lists'));
+    if (data.max_rollouts) note.append(el('p', { class: 'muted', id: 'not-kept-note', text: 'Runs marked * have rollouts the viewer no longer lists: it keeps the newest ' + fmtInt(data.max_rollouts) + ' rollouts of the capture dir in memory (raise max_rollouts to keep more). Their counts are still here.' }));
     fill(tbody, data.runs.map((r) => el('tr', {
       data: { key: r.run, run: r.run },
       onclick: () => go('run', { run: r.run }),
     },
     el('td', { class: 'id' }, el('a', { href: href('run', { run: r.run }), text: runLabel(r.run) })),
-    el('td', { class: 'num', text: fmtInt(r.rollouts) }),
+    el('td', { class: 'num', text: fmtInt(r.rollouts) + (r.not_kept ? '*' : ''), title: r.not_kept ? fmtInt(r.not_kept) + ' not listed (max_rollouts)' : '' }),
     el('td', { class: 'num' + (r.failed ? ' status-ERROR' : ''), text: fmtInt(r.failed) }),
     el('td', { class: 'num' + (r.stalled ? ' status-stalled' : r.in_flight ? ' status-flight' : '') }, fmtInt(r.in_flight), r.stalled ? ' (' + fmtInt(r.stalled) + ' stalled)' : null),
     el('td', { text: fmtTime(r.start) }),
@@ -224,7 +225,7 @@ export function rolloutsPage(main, params) {
     etag = t;
     total = data.total;
     fill(status);
-    fill(liveBox, noSpansBanner(data.no_spans, 'this list shows'), stalledBox(data.stalled, data.stalled_after_ms));
+    fill(liveBox, notKeptBanner(data.not_kept, data.max_rollouts, 'not listed, nor in the figures below'), noSpansBanner(data.no_spans, 'this list shows'), stalledBox(data.stalled, data.stalled_after_ms));
     orderBtn.textContent = st.order === 'asc' ? '▴ ascending' : '▾ descending';
     for (const [k, h] of Object.entries(heads)) {
       h.classList.toggle('sorted', k === st.sort);

@@ -14,6 +14,16 @@ export function noSpansBanner(n, shown) {
     el('code', { text: 'otelcol-gym instrument -- gym …' }), ', which makes every Gym process send its spans here.');
 }
 
+// notKeptBanner says that a run's oldest rollouts are not listed: the viewer
+// keeps the newest max rollouts.jsonl rows of the capture dir in memory.
+export function notKeptBanner(n, max, what) {
+  if (!n) return null;
+  return el('div', { class: 'banner', id: 'not-kept-banner', role: 'note' },
+    el('strong', { text: (n === 1 ? "This run's oldest rollout is " : fmtInt(n) + " of this run's oldest rollouts are ") + what + '.' }),
+    ' The viewer keeps the newest ' + fmtInt(max) + ' rollouts of the capture dir in memory and lets the oldest go; their files stay in the capture dir. ',
+    'To list more, raise ', el('code', { text: 'max_rollouts' }), ' of the gymview extension (', el('code', { text: 'otelcol-gym view --max-rollouts' }), '): about 480 bytes of memory a rollout.');
+}
+
 // place is "server: call", its title how the viewer knows.
 function place(p) {
   if (!p || !p.call) return el('span', { class: 'muted', text: '–' });

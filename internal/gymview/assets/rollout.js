@@ -69,6 +69,7 @@ export function rolloutPage(main, params) {
         jaeger ? el('a', { href: jaeger, id: 'jaeger-link', target: '_blank', rel: 'noopener noreferrer', text: 'open in Jaeger ↗' }) : null,
         el('a', { href: href('map', { run: data.run }), text: 'service map (m)' })),
       x0 ? el('div', { class: 'why' }, splitBar(x0.time_split_ms), gymSection(x0.gym)) : null, // why.js
+      data.not_kept ? el('p', { class: 'muted', id: 'not-kept-rollout', text: "Its rollouts.jsonl row (status, where its time went, Gym's result) is no longer kept: the viewer keeps the newest rollouts (max_rollouts). Its spans and model calls below are read from its files." }) : null,
       data.skipped ? el('p', { class: 'muted', text: data.skipped + ' unreadable lines of the spans file were skipped.' }) : null,
       data.other_runs ? el('p', { class: 'muted', text: data.other_runs + ' spans of rollouts with the same id in other runs are not shown.' }) : null,
       data.capture_only ? noSpansBanner(1, 'this page shows') : null,

@@ -109,6 +109,7 @@ function gymNote(g) {
     g.reward_mean != null ? ', mean reward ' + fmtReward(g.reward_mean) + ' over ' + fmtInt(g.rewarded) : '',
     ', ' + fmtInt(g.failed) + ' failed, ' + fmtInt(g.unhealthy) + ' unhealthy',
     g.unmatched ? ', ' + fmtInt(g.unmatched) + ' of its rollout ids are no rollout of this run' : '',
+    g.not_kept ? ', ' + fmtInt(g.not_kept) + ' rollouts of this run no longer kept by the viewer (max_rollouts) not joined' : '',
     '. ', files.join(' · ')));
   const malformed = g.files.reduce((n, f) => n + f.malformed, 0);
   if (malformed) parts.push(el('p', { id: 'gym-malformed', class: 'status-ERROR', text: fmtInt(malformed) + " malformed rows of Gym's output were skipped (not JSON objects, or without a rollout id)." }));
