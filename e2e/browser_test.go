@@ -267,6 +267,7 @@ func (b *browser) wasExpected(e string) bool {
 type viewer struct {
 	base string
 	cmd  *exec.Cmd
+	out  *lockedBuffer // its stderr
 }
 
 var servingLine = regexp.MustCompile(`serving .* on (http://127\.0\.0\.1:\d+)/`)
@@ -293,7 +294,7 @@ func startViewer(t testing.TB, dir string, args ...string) *viewer {
 			}
 		}
 	}()
-	v := &viewer{cmd: cmd}
+	v := &viewer{cmd: cmd, out: out}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
