@@ -92,6 +92,7 @@ type rolloutIndex struct {
 	malformed int
 	badSplits int    // lines whose time_split_ms is unreadable (timesplit.go)
 	gen       uint64 // changes whenever rows change
+	resets    uint64 // changes whenever the index starts over (reset)
 	strs      map[string]string
 
 	// What forget let go: each run's counts, and the ids' hashes.
@@ -129,6 +130,7 @@ func (ix *rolloutIndex) reset() {
 	ix.forgotten = map[uint64]struct{}{}
 	ix.malformed, ix.badSplits = 0, 0
 	ix.gen++
+	ix.resets++
 }
 
 // reserve sizes the empty index for about n rollouts, so that reading a

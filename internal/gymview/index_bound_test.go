@@ -198,3 +198,42 @@ func TestPagesCountRowsNotKept(t *testing.T) {
 	assert.False(t, rp.InFlight)
 	assert.Nil(t, rp.Summary)
 }
+
+// TestScanKeepsRolloutsWithoutLine: the directory scan keeps the ids of
+// rollouts with no rollouts.jsonl line only, not the whole dir's; when the
+// index starts over (rollouts.jsonl truncated: the dir's mtime unchanged)
+// the next scan finds the rollouts it had left out, now in flight.
+func TestScanKeepsRolloutsWithoutLine(t *testing.T) {
+	dir := t.TempDir()
+	spans, err := os.ReadFile(filepath.Join("testdata", "gymsim_retry_in_flight", "0-0.spans.jsonl"))
+	require.NoError(t, err)
+	for _, id := range []string{"a", "b", "c"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, id+".spans.jsonl"), spans, 0o640))
+	}
+	for _, id := range []string{"a", "c", "d"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, id+".capture.jsonl"), nil, 0o640))
+	}
+	rollouts := filepath.Join(dir, "rollouts.jsonl")
+	appendFile(t, rollouts, boundLine("goldrun", "a", "OK", 0)+boundLine("goldrun", "b", "OK", 1))
+	h := newTestHandler(t, dir, Options{})
+
+	inFlight := func() []string {
+		h.scan.next = time.Time{} // a scan may run now (they are a second apart otherwise)
+		var page listPage
+		require.NoError(t, json.Unmarshal(get(t, h, "/api/rollouts?run=goldrun").Body.Bytes(), &page))
+		var ids []string
+		for _, r := range page.Rows {
+			if r.InFlight {
+				ids = append(ids, r.ID)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	assert.Equal(t, []string{"c"}, inFlight())
+	assert.Equal(t, map[string]struct{}{"c": {}}, h.scan.ids, "the spans files of rollouts with a line are not kept")
+	assert.Equal(t, map[string]struct{}{"c": {}, "d": {}}, h.scan.capts, "nor their capture files")
+
+	require.NoError(t, os.Truncate(rollouts, 0))
+	assert.Equal(t, []string{"a", "b", "c"}, inFlight(), "the index started over: a and b have no line")
+}

@@ -26,18 +26,21 @@ const (
 // dirScan knows which <id>.spans.jsonl files exist, from the directory's
 // entries (no file is opened to list them). A rollout in flight is one whose
 // spans file exists with no rollouts.jsonl line yet; its run and a first
-// start time come from the first line of its file, read once.
+// start time come from the first line of its file, read once. It keeps the
+// ids of rollouts with no line only (done): those it is asked about, few
+// beside the whole dir's.
 //
 // The directory is scanned again only when its mtime changed (a file was
-// created or removed), at most once per minScanInterval, and less often the
-// longer a scan takes.
+// created or removed) or the index started over, at most once per
+// minScanInterval, and less often the longer a scan takes.
 type dirScan struct {
 	dir *captureDir
 
 	next    time.Time // no scan before
 	mtime   unix.Timespec
-	ids     map[string]struct{} // rollouts with a spans file
-	capts   map[string]struct{} // rollouts with a capture file (live.go)
+	resets  uint64              // the index's resets at the last scan
+	ids     map[string]struct{} // rollouts with a spans file and no line
+	capts   map[string]struct{} // rollouts with a capture file and no line (live.go)
 	flight  map[string]*rollout // rollouts read as in flight, by id
 	refused map[string]struct{} // spans files the viewer does not open (a hard link): not listed
 	gen     uint64
@@ -63,7 +66,7 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 	if err := unix.Fstat(dirfd, &st); err != nil {
 		return err
 	}
-	if st.Mtim == s.mtime && len(s.pending(ix)) == 0 {
+	if st.Mtim == s.mtime && s.resets == ix.resets && len(s.pending(ix)) == 0 {
 		return nil
 	}
 	start := time.Now()
@@ -71,12 +74,14 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 	if err != nil {
 		return err
 	}
-	s.mtime = st.Mtim
+	s.mtime, s.resets = st.Mtim, ix.resets
 	ids, capts := make(map[string]struct{}, len(s.ids)), make(map[string]struct{}, len(s.capts))
 	for _, n := range names {
 		if id, ok := rolloutOfSpansFile(n); ok {
-			ids[id] = struct{}{}
-		} else if id, ok := rolloutOfCaptureFile(n); ok {
+			if !ix.done(id) {
+				ids[id] = struct{}{}
+			}
+		} else if id, ok := rolloutOfCaptureFile(n); ok && !ix.done(id) {
 			capts[id] = struct{}{}
 		}
 	}
