@@ -88,20 +88,7 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 	}
 	joinExchanges(markModelCalls(spans), xs)
 
-	t0 := int64(0)
-	for _, s := range spans {
-		if s.startAbs != 0 && (t0 == 0 || s.startAbs < t0) {
-			t0 = s.startAbs
-		}
-	}
-	if row != nil && row.Start != 0 && (t0 == 0 || row.Start < t0) {
-		t0 = row.Start
-	}
-	for _, x := range xs {
-		if len(spans) == 0 && x.startAbs != 0 && (t0 == 0 || x.startAbs < t0) {
-			t0 = x.startAbs // a capture-only rollout: its first exchange
-		}
-	}
+	t0 := rolloutStart(row, spans, xs)
 	if t0 != 0 {
 		p.T0 = time.Unix(0, t0).UTC().Format(time.RFC3339Nano)
 	}
@@ -131,8 +118,41 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 		p.Exchanges = append(p.Exchanges, x)
 	}
 	p.Spans = treeOrder(spans)
+	p.groupByProcess()
+	p.LinkTargets = h.linkTargets(p.Spans)
+	if h.opts.JaegerURL != "" && row != nil && validHexID(row.TraceID, 32) {
+		p.JaegerURL = jaegerTraceURL(h.opts.JaegerURL, row.TraceID)
+	} else if h.opts.JaegerURL != "" && len(p.Spans) > 0 && validHexID(p.Spans[0].TraceID, 32) {
+		p.JaegerURL = jaegerTraceURL(h.opts.JaegerURL, p.Spans[0].TraceID)
+	}
+	return p, nil
+}
+
+// rolloutStart is where a rollout's page starts (Unix ns, 0: unknown): its
+// first span or its row's start, else, with no span, its first exchange.
+func rolloutStart(row *rollout, spans []*viewSpan, xs []*exchange) int64 {
+	t0 := int64(0)
+	for _, s := range spans {
+		if s.startAbs != 0 && (t0 == 0 || s.startAbs < t0) {
+			t0 = s.startAbs
+		}
+	}
+	if row != nil && row.Start != 0 && (t0 == 0 || row.Start < t0) {
+		t0 = row.Start
+	}
+	for _, x := range xs {
+		if len(spans) == 0 && x.startAbs != 0 && (t0 == 0 || x.startAbs < t0) {
+			t0 = x.startAbs // a capture-only rollout: its first exchange
+		}
+	}
+	return t0
+}
+
+// groupByProcess lists p's services in the order of its spans, and its
+// resources once each: the spans of a process share one.
+func (p *rolloutPage) groupByProcess() {
 	seen := map[string]bool{}
-	resources := map[string]int{} // the spans of a process share one resource
+	resources := map[string]int{}
 	for _, s := range p.Spans {
 		if !seen[s.Service] {
 			seen[s.Service] = true
@@ -146,13 +166,6 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 		}
 		s.Resource = i
 	}
-	p.LinkTargets = h.linkTargets(p.Spans)
-	if h.opts.JaegerURL != "" && row != nil && validHexID(row.TraceID, 32) {
-		p.JaegerURL = jaegerTraceURL(h.opts.JaegerURL, row.TraceID)
-	} else if h.opts.JaegerURL != "" && len(p.Spans) > 0 && validHexID(p.Spans[0].TraceID, 32) {
-		p.JaegerURL = jaegerTraceURL(h.opts.JaegerURL, p.Spans[0].TraceID)
-	}
-	return p, nil
 }
 
 func (h *Handler) readSpans(name fileName, run string, otherRuns *int) ([]*viewSpan, int, error) {
