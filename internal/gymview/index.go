@@ -29,6 +29,8 @@ type rollout struct {
 	InFlight            bool
 	Split               *rolloutSplit // where its time went (timesplit.go); nil when unknown
 	CaptureOnly         bool          // a capture file and no spans (live.go)
+
+	otherRoots []string // the root span ids of its other roots' lines
 }
 
 // failed: the rollout counted an error span or its root failed.
@@ -224,8 +226,10 @@ func (ix *rolloutIndex) forget() {
 		if ix.byKey[k] == r {
 			delete(ix.byKey, k)
 		}
-		if r.RootSpanID != "" && ix.byRoot[r.RootSpanID] == r {
-			delete(ix.byRoot, r.RootSpanID)
+		for _, root := range append(r.otherRoots, r.RootSpanID) {
+			if root != "" && ix.byRoot[root] == r {
+				delete(ix.byRoot, root)
+			}
 		}
 		nk := ix.notKept[r.Run]
 		if nk == nil {
@@ -284,10 +288,15 @@ func (ix *rolloutIndex) add(line []byte) error {
 	if r := ix.byKey[k]; r != nil {
 		// Another root of the same rollout: the row spans them all.
 		r.Roots++
+		other := l.RootSpanID // the root id the row does not show
 		if start != 0 && (r.Start == 0 || start < r.Start) {
 			r.Start = start
+			other = r.RootSpanID
 			r.TraceID, r.RootSpanID = l.TraceID, l.RootSpanID
 			r.Service, r.Name = ix.intern(l.ServiceName), ix.intern(l.Name)
+		}
+		if other != "" && other != r.RootSpanID {
+			r.otherRoots = append(r.otherRoots, other) // for forget
 		}
 		r.End = max(r.End, end)
 		r.Errors = max(r.Errors, l.ErrorCount)
