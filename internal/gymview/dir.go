@@ -89,37 +89,37 @@ func (d *captureDir) open(name fileName) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// entries lists the regular files of the directory by name (the types come
-// from getdents; no file is opened). A directory that does not exist yet has
-// none.
-func (d *captureDir) entries() ([]string, error) {
+// eachEntry calls f with the name of each regular file of the directory (the
+// types come from getdents; no file is opened), a few thousand entries read
+// at a time: a dir of millions of files is never held as a list. A
+// directory that does not exist yet has none.
+func (d *captureDir) eachEntry(f func(name string)) error {
 	dirfd, err := d.dirFD()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// A descriptor of its own: reading a directory moves its offset.
 	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+		return &fs.PathError{Op: "open", Path: d.path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), d.path)
-	defer f.Close()
-	var names []string
+	dir := os.NewFile(uintptr(fd), d.path)
+	defer dir.Close()
 	for {
-		des, err := f.ReadDir(4096)
+		des, err := dir.ReadDir(4096)
 		for _, de := range des {
 			if de.Type().IsRegular() {
-				names = append(names, de.Name())
+				f(de.Name())
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return names, nil
+				return nil
 			}
-			return names, err
+			return err
 		}
 	}
 }

@@ -70,13 +70,8 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 		return nil
 	}
 	start := time.Now()
-	names, err := s.dir.entries()
-	if err != nil {
-		return err
-	}
-	s.mtime, s.resets = st.Mtim, ix.resets
 	ids, capts := make(map[string]struct{}, len(s.ids)), make(map[string]struct{}, len(s.capts))
-	for _, n := range names {
+	err = s.dir.eachEntry(func(n string) {
 		if id, ok := rolloutOfSpansFile(n); ok {
 			if !ix.done(id) {
 				ids[id] = struct{}{}
@@ -84,7 +79,11 @@ func (s *dirScan) refresh(now time.Time, ix *rolloutIndex) error {
 		} else if id, ok := rolloutOfCaptureFile(n); ok && !ix.done(id) {
 			capts[id] = struct{}{}
 		}
+	})
+	if err != nil {
+		return err
 	}
+	s.mtime, s.resets = st.Mtim, ix.resets
 	s.ids, s.capts = ids, capts
 	for id := range s.flight {
 		if _, ok := ids[id]; !ok {
