@@ -90,7 +90,7 @@ type rolloutIndex struct {
 	byKey     map[rolloutKey]*rollout
 	byRun     map[string][]*rollout // in file order
 	byRoot    map[string]*rollout   // root span id → row, for links between rollouts
-	ids       map[string]struct{}   // every rollout id with a line, in any run
+	ids       map[string]int32      // every rollout id with a row, in any run: its rows
 	malformed int
 	badSplits int    // lines whose time_split_ms is unreadable (timesplit.go)
 	gen       uint64 // changes whenever rows change
@@ -126,7 +126,7 @@ func (ix *rolloutIndex) reset() {
 	ix.byKey = map[rolloutKey]*rollout{}
 	ix.byRun = map[string][]*rollout{}
 	ix.byRoot = map[string]*rollout{}
-	ix.ids = map[string]struct{}{}
+	ix.ids = map[string]int32{}
 	ix.strs = map[string]string{}
 	ix.notKept = map[string]*notKept{}
 	ix.forgotten = map[uint64]struct{}{}
@@ -142,7 +142,7 @@ func (ix *rolloutIndex) reserve(n int) {
 	ix.rows = make([]*rollout, 0, n)
 	ix.byKey = make(map[rolloutKey]*rollout, n)
 	ix.byRoot = make(map[string]*rollout, n)
-	ix.ids = make(map[string]struct{}, n)
+	ix.ids = make(map[string]int32, n)
 }
 
 // refresh reads what was appended to rollouts.jsonl. Callers hold ix.mu.
@@ -245,15 +245,8 @@ func (ix *rolloutIndex) forget() {
 		}
 		nk.End = max(nk.End, r.End)
 		runs[r.Run]++
-	}
-	// An id is done while any run's row has it: only ids no row keeps go
-	// to forgotten.
-	kept := make(map[string]struct{}, n)
-	for _, r := range ix.rows[n:] {
-		kept[r.ID] = struct{}{}
-	}
-	for _, r := range ix.rows[:n] {
-		if _, ok := kept[r.ID]; !ok {
+		// An id stays in ids while a row of another run has it.
+		if ix.ids[r.ID]--; ix.ids[r.ID] <= 0 {
 			delete(ix.ids, r.ID)
 			ix.forgotten[maphash.String(ix.seed, r.ID)] = struct{}{}
 		}
@@ -317,7 +310,7 @@ func (ix *rolloutIndex) add(line []byte) error {
 	ix.rows = append(ix.rows, r)
 	ix.byKey[k] = r
 	ix.byRun[r.Run] = append(ix.byRun[r.Run], r)
-	ix.ids[r.ID] = struct{}{}
+	ix.ids[r.ID]++
 	if r.RootSpanID != "" {
 		ix.byRoot[r.RootSpanID] = r
 	}

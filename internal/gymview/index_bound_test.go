@@ -130,8 +130,7 @@ func checkKeepsNewest(t *testing.T, ix *rolloutIndex, lines []string, max int) {
 	for _, id := range []string{"100", "nope", "-1", ""} {
 		assert.False(t, ix.done(id), "rollout %q has no line", id)
 	}
-	_, inIDs := ix.ids["7"]
-	assert.True(t, inIDs, "7 is still a row of r2 (its r1 row was let go)")
+	assert.EqualValues(t, 1, ix.ids["7"], "7 is still a row of r2 (its r1 row was let go)")
 	assert.Len(t, ix.ids, len(ix.rows), "ids: those of the rows kept (distinct here)")
 }
 
