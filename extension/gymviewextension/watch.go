@@ -84,6 +84,7 @@ func (w *watcher) round(ctx context.Context, now time.Time) {
 			zap.Int("new_since_last_warning", w.unsaid), zap.Strings("for_example", rep.NoSpansIDs))
 		w.warned, w.unsaid = now, 0
 	}
+	w.tel.ExtensionGymviewRolloutsNotKept.Record(ctx, int64(rep.NotKept))
 	for run, n := range rep.Stalled {
 		w.tel.ExtensionGymviewStalledRollouts.Record(ctx, int64(n), metric.WithAttributes(attribute.String(gymconv.RunAttribute, run)))
 	}

@@ -26,7 +26,8 @@ import (
 // TestWatcherRounds: the watcher warns once that Gym's telemetry is off
 // (again only after warnEvery, and only when more rollouts came), counts
 // each capture-only rollout once, logs each stall once, and records the
-// stalled rollouts per run, 0 for a run whose stall ended.
+// stalled rollouts per run, 0 for a run whose stall ended, and the rollouts
+// whose rows the viewer let go.
 func TestWatcherRounds(t *testing.T) {
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
@@ -44,8 +45,8 @@ func TestWatcherRounds(t *testing.T) {
 	reports = []gymview.LiveReport{
 		{NoSpansNew: 2, NoSpans: 2, NoSpansIDs: []string{"0-0", "0-1"}, Stalled: map[string]int{}},
 		{NoSpansNew: 3, NoSpans: 5, Stalled: map[string]int{"r1": 1}, NewStalls: []gymview.Stall{stall}},
-		{NoSpans: 5, Stalled: map[string]int{"r1": 0}},
-		{NoSpans: 5, Stalled: map[string]int{"r1": 0}},
+		{NoSpans: 5, Stalled: map[string]int{"r1": 0}, NotKept: 15_625},
+		{NoSpans: 5, Stalled: map[string]int{"r1": 0}, NotKept: 31_250},
 	}
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	ctx := context.Background()
@@ -70,6 +71,8 @@ func TestWatcherRounds(t *testing.T) {
 
 	metadatatest.AssertEqualExtensionGymviewRolloutsWithoutSpans(t, tt,
 		[]metricdata.DataPoint[int64]{{Value: 5}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExtensionGymviewRolloutsNotKept(t, tt,
+		[]metricdata.DataPoint[int64]{{Value: 31_250}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualExtensionGymviewStalledRollouts(t, tt,
 		[]metricdata.DataPoint[int64]{{Value: 0, Attributes: attribute.NewSet(attribute.String("nemo.run.id", "r1"))}},
 		metricdatatest.IgnoreTimestamp())

@@ -97,10 +97,11 @@ type rolloutIndex struct {
 	resets    uint64 // changes whenever the index starts over (reset)
 	strs      map[string]string
 
-	// What forget let go: each run's counts, and the ids' hashes.
-	notKept   map[string]*notKept
-	forgotten map[uint64]struct{}
-	seed      maphash.Seed
+	// What forget let go: each run's counts, their sum, and the ids' hashes.
+	notKept    map[string]*notKept
+	notKeptAll int
+	forgotten  map[uint64]struct{}
+	seed       maphash.Seed
 }
 
 // notKept is what a run's rows let go of (forget) still count for.
@@ -128,7 +129,7 @@ func (ix *rolloutIndex) reset() {
 	ix.byRoot = map[string]*rollout{}
 	ix.ids = map[string]int32{}
 	ix.strs = map[string]string{}
-	ix.notKept = map[string]*notKept{}
+	ix.notKept, ix.notKeptAll = map[string]*notKept{}, 0
 	ix.forgotten = map[uint64]struct{}{}
 	ix.malformed, ix.badSplits = 0, 0
 	ix.gen++
@@ -237,6 +238,7 @@ func (ix *rolloutIndex) forget() {
 			ix.notKept[r.Run] = nk
 		}
 		nk.Rollouts++
+		ix.notKeptAll++
 		if r.failed() {
 			nk.Failed++
 		}

@@ -198,6 +198,8 @@ func TestPagesCountRowsNotKept(t *testing.T) {
 		assert.False(t, r.InFlight, "rollout %s", r.ID)
 	}
 
+	assert.Equal(t, 66+35-len(h.index.rows), h.Watch().NotKept, "the watcher's count of rows let go")
+
 	// Rollout 1's page: its spans, from its file; no row, not in flight.
 	var rp rolloutPage
 	rec := get(t, h, "/api/rollout?run=goldrun&id=1")

@@ -32,6 +32,9 @@ type LiveReport struct {
 	// NewStalls are the rollouts that stalled since the last Watch; each
 	// is reported once.
 	NewStalls []Stall
+	// NotKept counts the rollouts whose rows were let go to stay within
+	// Options.MaxRollouts, in all runs.
+	NotKept int
 }
 
 // Stall is a stalled rollout as the log tells it.
@@ -63,7 +66,8 @@ func (h *Handler) Watch() LiveReport {
 		w.start, w.reported, w.runs = now, map[rolloutKey]bool{}, map[string]bool{}
 	}
 	h.refreshWatchLocked()
-	rep := LiveReport{NoSpansNew: h.live.qualified - h.live.reportedQualified, NoSpansIDs: h.live.fresh, NoSpans: len(h.live.captures)}
+	rep := LiveReport{NoSpansNew: h.live.qualified - h.live.reportedQualified, NoSpansIDs: h.live.fresh, NoSpans: len(h.live.captures),
+		NotKept: h.index.notKeptAll}
 	h.live.reportedQualified, h.live.fresh = h.live.qualified, nil
 	rep.Stalled = map[string]int{}
 	for run := range w.runs {

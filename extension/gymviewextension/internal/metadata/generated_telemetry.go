@@ -26,6 +26,7 @@ type TelemetryBuilder struct {
 	meter                                metric.Meter
 	mu                                   sync.Mutex
 	registrations                        []metric.Registration
+	ExtensionGymviewRolloutsNotKept      metric.Int64Gauge
 	ExtensionGymviewRolloutsWithoutSpans metric.Int64Counter
 	ExtensionGymviewStalledRollouts      metric.Int64Gauge
 }
@@ -59,6 +60,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExtensionGymviewRolloutsNotKept, err = builder.meter.Int64Gauge(
+		"otelcol_extension_gymview_rollouts_not_kept",
+		metric.WithDescription("Rollouts whose rollouts.jsonl rows the viewer let go to stay within max_rollouts, in all runs (no longer listed; their runs still count them). [Alpha]"),
+		metric.WithUnit("{rollout}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExtensionGymviewRolloutsWithoutSpans, err = builder.meter.Int64Counter(
 		"otelcol_extension_gymview_rollouts_without_spans",
 		metric.WithDescription("Rollouts with a capture file and no span for 30 s, counted once each; Gym's telemetry is off (also logged). [Alpha]"),

@@ -21,6 +21,20 @@ func NewSettings(tt *componenttest.Telemetry) extension.Settings {
 	return set
 }
 
+func AssertEqualExtensionGymviewRolloutsNotKept(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_extension_gymview_rollouts_not_kept",
+		Description: "Rollouts whose rollouts.jsonl rows the viewer let go to stay within max_rollouts, in all runs (no longer listed; their runs still count them). [Alpha]",
+		Unit:        "{rollout}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_extension_gymview_rollouts_not_kept")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExtensionGymviewRolloutsWithoutSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_extension_gymview_rollouts_without_spans",

@@ -19,8 +19,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ExtensionGymviewRolloutsNotKept.Record(context.Background(), 1)
 	tb.ExtensionGymviewRolloutsWithoutSpans.Add(context.Background(), 1)
 	tb.ExtensionGymviewStalledRollouts.Record(context.Background(), 1)
+	AssertEqualExtensionGymviewRolloutsNotKept(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExtensionGymviewRolloutsWithoutSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
