@@ -10,8 +10,11 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
-// routes are the model-server routes a capture line records.
+// routes are the model-server routes a capture line records; each begins
+// with routePrefix.
 var routes = []string{"/v1/responses", "/v1/chat/completions", "/v1/messages"}
+
+const routePrefix = "/v1/"
 
 // Kind is the kind of a model-call span. A rollout's model calls are, for
 // the viewer, the spans of the best kind it has (the greatest Kind); the
@@ -93,16 +96,16 @@ func KindOf(s *Span) Kind {
 }
 
 // clientPaths are the paths of a CLIENT span's URLs; ok is false when
-// neither may end with a route (mayHoldRoute: a URL that needs a parse and
-// holds no route is not parsed).
+// neither may end with a route (mayHoldRoute: most CLIENT spans are no
+// model calls, and a URL that holds no route is not read further).
 func clientPaths(full, old string) (fullPath, oldPath string, ok bool) {
+	if !mayHoldRoute(full) && !mayHoldRoute(old) {
+		return "", "", false
+	}
 	fp, fok := plainHTTPPath(full)
 	op, ook := plainHTTPPath(old)
 	if (fok || full == "") && (ook || old == "") {
 		return fp, op, true
-	}
-	if !mayHoldRoute(full) && !mayHoldRoute(old) {
-		return "", "", false
 	}
 	return urlPath(full), urlPath(old), true
 }
@@ -123,19 +126,10 @@ func hasRoute(paths ...string) bool {
 }
 
 // mayHoldRoute reports whether the path of URL s may end with a route: a
-// URL without an escape holds its path as it is, so one that contains no
-// route cannot. Most CLIENT spans are no model calls, and this spares them
-// a URL parse.
+// URL without an escape holds its path as it is, so one that does not
+// contain the routes' common prefix cannot.
 func mayHoldRoute(s string) bool {
-	if strings.IndexByte(s, '%') >= 0 {
-		return true
-	}
-	for _, r := range routes {
-		if strings.Contains(s, r) {
-			return true
-		}
-	}
-	return false
+	return strings.IndexByte(s, '%') >= 0 || strings.Contains(s, routePrefix)
 }
 
 // urlPath is the path of URL s as url.Parse gives it, "" when it does not

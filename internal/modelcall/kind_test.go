@@ -3,7 +3,10 @@
 
 package modelcall
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // FuzzMayHoldRoute: a URL that mayHoldRoute turns away has no path ending in
 // a route, so KindOf never parses it for nothing it would find.
@@ -20,6 +23,16 @@ func FuzzMayHoldRoute(f *testing.F) {
 			t.Fatalf("mayHoldRoute(%q) is false, but its path %q ends with a route", s, urlPath(s))
 		}
 	})
+}
+
+// TestRoutesHavePrefix: mayHoldRoute looks for the routes' common prefix,
+// so a route added without it would never be found.
+func TestRoutesHavePrefix(t *testing.T) {
+	for _, r := range routes {
+		if !strings.HasPrefix(r, routePrefix) {
+			t.Errorf("route %q does not begin with %q", r, routePrefix)
+		}
+	}
 }
 
 // TestKindOfClient: the CLIENT spans' rule, with and without a URL worth
