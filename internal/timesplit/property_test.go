@@ -117,3 +117,31 @@ func FuzzOf(f *testing.F) {
 		}
 	})
 }
+
+// TestSortSpans: the walk's sort orders any spans as the generic sort does,
+// within one insertion run and over several merged, ties and equal spans
+// too.
+func TestSortSpans(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		small := rapid.Int64Range(0, 3)
+		n := rapid.IntRange(0, 5*sortRun).Draw(t, "n")
+		spans := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) Span {
+			return Span{ID: uint64(small.Draw(t, "id")), Parent: uint64(small.Draw(t, "parent")),
+				Start: small.Draw(t, "start"), End: small.Draw(t, "end")}
+		}), n, n).Draw(t, "spans")
+		want := slices.Clone(spans)
+		slices.SortFunc(want, func(a, b Span) int {
+			switch {
+			case spanBefore(&a, &b):
+				return -1
+			case spanBefore(&b, &a):
+				return 1
+			}
+			return 0
+		})
+		sortSpans(spans, nil)
+		if !slices.Equal(spans, want) {
+			t.Fatalf("sortSpans: %v\nwant %v", spans, want)
+		}
+	})
+}

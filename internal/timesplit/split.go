@@ -3,10 +3,7 @@
 
 package timesplit
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // Of splits root's duration along the critical path of the spans below it
 // (design §4.8). From root, the child that finished last, then backwards
@@ -39,10 +36,12 @@ type walk struct {
 	agent   int   // index of the agent's /run (or gym.rollout), -1: none; len(spans): root
 	agentAt int64 // its start, clipped to root
 	split   Split
-	// Scratch: findAgent's marks and queue, run's stack.
-	seen  []bool
-	queue []queued
-	stack []frame
+	// Scratch: sortSpans's buffer, findAgent's marks and queue, run's
+	// stack.
+	sorted []Span
+	seen   []bool
+	queue  []queued
+	stack  []frame
 }
 
 type queued struct{ i, depth int }
@@ -51,7 +50,7 @@ func (w *walk) of(root Span, spans []Span) (Split, bool) {
 	if root.End < root.Start {
 		return Split{}, false
 	}
-	slices.SortFunc(spans, bySpanOrder)
+	w.sorted = sortSpans(spans, w.sorted)
 	w.root, w.spans, w.agent, w.agentAt, w.split = root, spans, -1, 0, Split{}
 	w.visited = slices.Grow(w.visited[:0], len(spans))[:len(spans)]
 	for i, s := range spans {
@@ -63,21 +62,6 @@ func (w *walk) of(root Span, spans []Span) (Split, bool) {
 	w.run()
 	w.spans = nil
 	return w.split, true
-}
-
-// bySpanOrder sorts by parent, then by end (latest first), then by start
-// and id: a total order, so that the split does not depend on the order the
-// spans came in.
-func bySpanOrder(a, b Span) int {
-	switch {
-	case a.Parent != b.Parent:
-		return cmp.Compare(a.Parent, b.Parent)
-	case a.End != b.End:
-		return cmp.Compare(b.End, a.End)
-	case a.Start != b.Start:
-		return cmp.Compare(a.Start, b.Start)
-	}
-	return cmp.Compare(a.ID, b.ID)
 }
 
 // children is the range of w.spans whose parent is id, latest end first.
