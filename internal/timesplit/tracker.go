@@ -3,7 +3,11 @@
 
 package timesplit
 
-import "github.com/otelcol-gym/otelcol-gym/internal/bounded"
+import (
+	"hash/maphash"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+)
 
 // Key is a rollout: (run, rollout id); rollout ids repeat across runs.
 type Key = [2]string
@@ -58,14 +62,27 @@ const maxDone = 1 << 16
 // concurrent use.
 type Tracker struct {
 	maxSpans int
-	held     int // facts held, by the capacity of their slices
-	open     *bounded.Table[Key, *rollout]
-	done     *bounded.Ring[Key, finished]
-	last     Key // the rollout of the last Add, the newest in open
+	held     int             // facts held, by the capacity of their slices
+	seeds    [2]maphash.Seed // of rolloutIDs
+	open     *bounded.Table[rolloutID, *rollout]
+	done     *bounded.Ring[rolloutID, finished]
+	last     rolloutID // the rollout of the last Add, the newest in open
 	lastR    *rollout
 	counts   Counts
 	walk     walk // Finish's, reused
 	pool     pool // the facts slices of finished rollouts, reused
+}
+
+// rolloutID is what a Tracker knows a rollout by: two 64-bit keyed hashes
+// of its Key, independently seeded. Its tables then hold and compare 16
+// bytes, and never read the ids' strings (held apart from the table, and
+// out of the cache by the time a rollout's next batch comes: reading them
+// was a third of Add). Two of n rollouts share an id with a probability
+// below n²/2^129: for the 2^18 a Tracker holds at most, below 2^-92.
+type rolloutID [2]uint64
+
+func (t *Tracker) idOf(k Key) rolloutID {
+	return rolloutID{maphash.Comparable(t.seeds[0], k), maphash.Comparable(t.seeds[1], k)}
 }
 
 type rollout struct {
@@ -91,8 +108,9 @@ type Counts struct {
 func NewTracker(maxSpans int) *Tracker {
 	return &Tracker{
 		maxSpans: max(1, maxSpans),
-		open:     bounded.New[Key, *rollout](1 << 30), // bounded by maxSpans instead
-		done:     bounded.NewRing[Key, finished](maxDone),
+		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		open:     bounded.New[rolloutID, *rollout](1 << 30), // bounded by maxSpans instead
+		done:     bounded.NewRing[rolloutID, finished](maxDone),
 	}
 }
 
@@ -102,19 +120,20 @@ func NewTracker(maxSpans int) *Tracker {
 // is not kept, but makes its rollout known. Spans that arrive after k was
 // finished are counted late, and left out.
 func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
+	id := t.idOf(k)
 	r := t.lastR
-	if r == nil || t.last != k {
+	if r == nil || t.last != id {
 		var ok bool
-		if r, ok = t.open.GetTouch(k); !ok {
-			if f, done := t.done.Get(k); done {
+		if r, ok = t.open.GetTouch(id); !ok {
+			if f, done := t.done.Get(id); done {
 				if f.outcome == Computed {
 					t.counts.Late += int64(len(spans))
 				}
 				return false
 			}
-			r, isNew = t.open1(k), true
+			r, isNew = t.open1(id), true
 		}
-		t.last, t.lastR = k, r
+		t.last, t.lastR = id, r
 	}
 	if r.withheld {
 		return isNew
@@ -139,7 +158,7 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 }
 
 // open1 starts following rollout k.
-func (t *Tracker) open1(k Key) *rollout {
+func (t *Tracker) open1(k rolloutID) *rollout {
 	if t.open.Len() >= maxOpen {
 		t.evictOldest()
 	}
@@ -151,7 +170,7 @@ func (t *Tracker) open1(k Key) *rollout {
 // Withhold says that some spans of rollout k went elsewhere: its split will
 // not be computed (Missed), and its facts are let go.
 func (t *Tracker) Withhold(k Key) {
-	if r, ok := t.open.Get(k); ok {
+	if r, ok := t.open.Get(t.idOf(k)); ok {
 		t.held -= cap(r.spans)
 		t.pool.put(r.spans, t.poolRoom())
 		r.spans, r.withheld = nil, true
@@ -163,18 +182,22 @@ func (t *Tracker) Withhold(k Key) {
 // got then (Repeated); another root of a finished rollout gets none
 // (Evicted).
 func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
-	rootID := root.ID
-	if f, ok := t.done.Get(k); ok {
-		switch {
-		case f.outcome != Computed:
-			return Split{}, f.outcome
-		case f.root != rootID:
-			return Split{}, Evicted
+	id := t.idOf(k)
+	// A rollout in flight is not among the finished: Add opens none that
+	// is, and every rollout is let go from open before it is put in done.
+	r, inFlight := t.open.Get(id)
+	if !inFlight {
+		if f, ok := t.done.Get(id); ok {
+			switch {
+			case f.outcome != Computed:
+				return Split{}, f.outcome
+			case f.root != root.ID:
+				return Split{}, Evicted
+			}
+			return f.split, Repeated
 		}
-		return f.split, Repeated
 	}
-	r, _ := t.open.Get(k)
-	f := finished{root: rootID, outcome: Missed}
+	f := finished{root: root.ID, outcome: Missed}
 	if r == nil || !r.withheld {
 		var spans []Span
 		if r != nil {
@@ -187,8 +210,10 @@ func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
 			f.outcome = Invalid
 		}
 	}
-	t.forget(k) // after the walk: its slice may be reused
-	t.done.Put(k, f)
+	if inFlight {
+		t.drop(id, r) // after the walk: its slice may be reused
+	}
+	t.done.PutNew(id, f)
 	return f.split, f.outcome
 }
 
@@ -214,22 +239,21 @@ func (t *Tracker) evict() {
 }
 
 func (t *Tracker) evictOldest() bool {
-	k, _, ok := t.open.Oldest()
+	k, r, ok := t.open.Oldest()
 	if ok {
-		t.forget(k)
+		t.drop(k, r)
 		t.done.Put(k, finished{outcome: Evicted})
 		t.counts.Evicted++
 	}
 	return ok
 }
 
-func (t *Tracker) forget(k Key) {
-	if r, ok := t.open.Get(k); ok {
-		t.held -= cap(r.spans)
-		t.open.Delete(k)
-		t.pool.put(r.spans, t.poolRoom())
-	}
+// drop lets go of r, rollout k in flight.
+func (t *Tracker) drop(k rolloutID, r *rollout) {
+	t.held -= cap(r.spans)
+	t.open.Delete(k)
+	t.pool.put(r.spans, t.poolRoom())
 	if t.last == k {
-		t.last, t.lastR = Key{}, nil
+		t.last, t.lastR = rolloutID{}, nil
 	}
 }
