@@ -292,8 +292,9 @@ func (e *spansExporter) routeSpan(b *batch, td ptrace.Traces, span ptrace.Span, 
 		}
 		t := e.rolloutTarget(b, run, rollout)
 		fb = b.targets[t].fb
-		facts, hasFacts := e.splitFacts(b, t, span, retried)
-		if isRoot(span, e.markedRoots) && !slices.Contains(done, e.cfg.RolloutsFile) {
+		atRoot := isRoot(span, e.markedRoots)
+		facts, hasFacts := e.splitFacts(b, t, span, retried, atRoot)
+		if atRoot && !slices.Contains(done, e.cfg.RolloutsFile) {
 			root := rootRef{idx: idx, run: run, rollout: rollout, facts: facts, hasFacts: hasFacts}
 			if fb != nil {
 				root.file = fb.name

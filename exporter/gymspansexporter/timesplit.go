@@ -84,7 +84,7 @@ func (e *spansExporter) splitResource(b *batch, res pcommon.Map, service string)
 	if v, ok := res.Get(gymconv.ServerTypeAttribute); ok {
 		serverType = v.AsString()
 	}
-	if s := e.split; service != "" && serverType != "" && s.nTypes.Load() < maxServiceTypes {
+	if s := e.split; service != "" && serverType != "" && s.typeOf(service) == "" && s.nTypes.Load() < maxServiceTypes {
 		if _, known := s.types.LoadOrStore(service, serverType); !known {
 			s.nTypes.Add(1)
 		}
@@ -92,17 +92,22 @@ func (e *spansExporter) splitResource(b *batch, res pcommon.Map, service string)
 	b.splitProc = timesplit.Process{Service: service, ServerType: serverType, TypeOf: e.split.typeOf}
 }
 
-// splitFacts returns the facts of span, of the rollout b.targets[t], and
-// adds them to the target unless a retry of the span is being written (its
-// facts are in already); ok is false with the split off.
-func (e *spansExporter) splitFacts(b *batch, t int32, span ptrace.Span, retried bool) (f timesplit.Span, ok bool) {
+// splitFacts adds the facts of span to its rollout's, b.targets[t], unless
+// a retry of the span is being written (its facts are in already), and
+// returns them when span is its rollout's root; ok is false with the split
+// off.
+func (e *spansExporter) splitFacts(b *batch, t int32, span ptrace.Span, retried, root bool) (f timesplit.Span, ok bool) {
 	if e.split == nil {
 		return f, false
 	}
-	f = timesplit.Facts(span, b.splitProc)
 	// An event is kept out of the walk; it is given to the tracker only
 	// when it may be a rollout's first span seen that is older than the
-	// exporter (addSplitSpans), which is rare: most spans are events.
+	// exporter (addSplitSpans), which is rare: most spans are events, and
+	// theirs are not read.
+	if !root && timesplit.IsEvent(span) && int64(span.StartTimestamp()) >= e.split.started {
+		return f, true
+	}
+	f = timesplit.Facts(span, b.splitProc)
 	if !retried && (f.Role != timesplit.Event || f.Start < e.split.started) {
 		b.targets[t].facts = append(b.targets[t].facts, f)
 	}

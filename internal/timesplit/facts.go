@@ -26,6 +26,14 @@ type Process struct {
 	TypeOf              func(service string) string
 }
 
+// IsEvent reports whether span is an ASGI message event by its kind and
+// name (Event), which most spans are: what Facts says of it without reading
+// its attributes. An event told by its attribute only is not.
+func IsEvent(span ptrace.Span) bool {
+	kind := span.Kind()
+	return kind != ptrace.SpanKindServer && kind != ptrace.SpanKindClient && asgiEventName(span.Name())
+}
+
 // Facts is what the split keeps of span, from process p. It reads the span's
 // URLs, peer.service and ASGI event attribute in one pass, each key's first
 // value as Map.Get gives it; those of an INTERNAL span whose name says its
@@ -36,11 +44,11 @@ func Facts(span ptrace.Span, p Process) Span {
 		ID: binary.BigEndian.Uint64(sid[:]), Parent: binary.BigEndian.Uint64(pid[:]),
 		Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()),
 	}
-	kind, name := span.Kind(), span.Name()
-	if kind != ptrace.SpanKindServer && kind != ptrace.SpanKindClient && asgiEventName(name) {
+	if IsEvent(span) {
 		f.Role = Event // most spans: spared the rest
 		return f
 	}
+	kind, name := span.Kind(), span.Name()
 	info := Info{Span: modelcall.Span{Name: name, ServerType: p.ServerType, Service: p.Service}}
 	switch kind {
 	case ptrace.SpanKindServer:
