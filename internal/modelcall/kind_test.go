@@ -148,7 +148,13 @@ func TestPlainPath(t *testing.T) {
 }
 
 func FuzzPlainPath(f *testing.F) {
-	for _, u := range []string{"http://h/a", "http://h/a?b#c", "/p", "x:y", "//h/p"} {
+	for _, u := range []string{
+		"http://h/a", "http://h/a?b#c", "/p", "x:y", "//h/p",
+		"http://127.0.0.1:8001/ng-rollout/3-1/v1/responses", "https://m/v1/chat/completions?x=1#f",
+		"http://m", "http://m?q/a", "http://m#/a", "http://m:80a/", "http://[::1]:80/run", "http://m/a b",
+		"http://m/a%20b", "http://m/\x7f", "https://user@m/a", "http://m/a?b=%zz", "http://m/a#b?c", "http://m//a",
+		"http://m/caf\xc3\xa9", "HTTP://m/a", "http://:80/a",
+	} {
 		f.Add(u)
 	}
 	f.Fuzz(func(t *testing.T, u string) {

@@ -67,14 +67,15 @@ func plainHTTPPath(s string) (path string, ok bool) {
 	// first '?' or '#' after it.
 	end, stop := len(rest), len(rest)
 	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		switch {
-		case c <= ' ' || c == 0x7f || c == '%':
+		switch urlBytes[rest[i]] {
+		case plainByte:
+		case badByte:
 			return "", false
-		case stop < len(rest):
-		case c == '?' || c == '#':
-			end, stop = min(end, i), i
-		case c == '/':
+		case pathEndByte:
+			if stop == len(rest) {
+				end, stop = min(end, i), i
+			}
+		case slashByte:
 			end = min(end, i)
 		}
 	}
@@ -83,6 +84,25 @@ func plainHTTPPath(s string) (path string, ok bool) {
 	}
 	return rest[end:stop], true
 }
+
+// What plainHTTPPath makes of a byte of a URL: a table, one load a byte
+// (most are plain).
+const (
+	plainByte   = iota
+	badByte     // a control byte, space, DEL or '%': url.Parse may refuse or unescape it
+	pathEndByte // '?' or '#'
+	slashByte   // '/'
+)
+
+var urlBytes = func() (t [256]uint8) {
+	for c := 0; c <= ' '; c++ {
+		t[c] = badByte
+	}
+	t[0x7f], t['%'] = badByte, badByte
+	t['?'], t['#'] = pathEndByte, pathEndByte
+	t['/'] = slashByte
+	return t
+}()
 
 // plainHostPort reports whether s is a host name or IPv4 address with an
 // optional numeric port, which url.Parse takes as it is.
