@@ -66,11 +66,14 @@ type Tracker struct {
 	seeds    [2]maphash.Seed // of rolloutIDs
 	open     *bounded.Table[rolloutID, *rollout]
 	done     *bounded.Ring[rolloutID, finished]
-	last     rolloutID // the rollout of the last Add, the newest in open
-	lastR    *rollout
-	counts   Counts
-	walk     walk // Finish's, reused
-	pool     pool // the facts slices of finished rollouts, reused
+	// The rollout of the last Add, the newest in open: a caller that adds
+	// a span at a time (the genai connector) finds it without a hash.
+	last    rolloutID
+	lastKey Key
+	lastR   *rollout
+	counts  Counts
+	walk    walk // Finish's, reused
+	pool    pool // the facts slices of finished rollouts, reused
 }
 
 // rolloutID is what a Tracker knows a rollout by: two 64-bit keyed hashes
@@ -120,9 +123,9 @@ func NewTracker(maxSpans int) *Tracker {
 // is not kept, but makes its rollout known. Spans that arrive after k was
 // finished are counted late, and left out.
 func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
-	id := t.idOf(k)
 	r := t.lastR
-	if r == nil || t.last != id {
+	if r == nil || t.lastKey != k {
+		id := t.idOf(k)
 		var ok bool
 		if r, ok = t.open.GetTouch(id); !ok {
 			if f, done := t.done.Get(id); done {
@@ -133,7 +136,7 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 			}
 			r, isNew = t.open1(id), true
 		}
-		t.last, t.lastR = id, r
+		t.last, t.lastKey, t.lastR = id, k, r
 	}
 	if r.withheld {
 		return isNew
@@ -254,6 +257,6 @@ func (t *Tracker) drop(k rolloutID, r *rollout) {
 	t.open.Delete(k)
 	t.pool.put(r.spans, t.poolRoom())
 	if t.last == k {
-		t.last, t.lastR = rolloutID{}, nil
+		t.last, t.lastKey, t.lastR = rolloutID{}, Key{}, nil
 	}
 }
