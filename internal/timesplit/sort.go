@@ -23,8 +23,9 @@ const sortRun = 32
 
 // sortSpans sorts spans by spanBefore, using buf (returned, grown) as
 // scratch: runs of sortRun spans by insertion, then merged pairwise. A
-// rollout's facts are sorted once per rollout, and slices.SortFunc's
-// comparison through a func value cost 4-7 times this (bench/RESULTS.md).
+// rollout's facts are sorted once per rollout, and slices.SortFunc, its
+// comparison called through a func value, costs 3 to 7 times this on 8 to
+// 512 spans (bench/RESULTS.md).
 func sortSpans(spans, buf []Span) []Span {
 	n := len(spans)
 	for lo := 0; lo < n; lo += sortRun {
