@@ -15,9 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -117,16 +115,16 @@ func BenchmarkCaptureJoin(b *testing.B) {
 	rec := recordForJoin(b)
 	for _, callers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			alternate(b, "pipeline", [2]string{"C", "Cj"}, rec.total, func(which int) time.Duration {
+			alternate(b, "pipeline", [2]string{"C", "Cj"}, rec.total, func(which int) window {
 				return runJoinPipeline(b, rec, which == 1, callers)
 			})
 		})
 	}
 }
 
-// runJoinPipeline runs the recording through one pipeline and returns the
-// CPU time it took.
-func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) time.Duration {
+// runJoinPipeline runs the recording through one pipeline and returns what
+// it cost.
+func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) window {
 	b.StopTimer()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "join-run-")
@@ -159,22 +157,20 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 		require.NoError(b, c.Start(ctx, host))
 	}
 
-	b.StartTimer()
-	before := processCPU()
-	require.NoError(b, feed(callers, len(rec.bodies), func(i int) error {
-		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalProto(rec.bodies[i]); err != nil {
-			return err
+	w := measure(b, func() {
+		require.NoError(b, feed(callers, len(rec.bodies), func(i int) error {
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(rec.bodies[i]); err != nil {
+				return err
+			}
+			return gym.ConsumeTraces(ctx, req.Traces())
+		}))
+		for i := len(components) - 1; i >= 0; i-- { // the gym processor first
+			require.NoError(b, components[i].Shutdown(ctx))
 		}
-		return gym.ConsumeTraces(ctx, req.Traces())
-	}))
-	for i := len(components) - 1; i >= 0; i-- { // the gym processor first
-		require.NoError(b, components[i].Shutdown(ctx))
-	}
-	cpu := processCPU() - before
-	b.StopTimer()
+	})
 	if os.Getenv("BENCH_JOIN_LOG") != "" {
-		b.Logf("join=%v cpu=%v", join, cpu)
+		b.Logf("join=%v cpu=%v", join, w.cpu)
 	}
 
 	if join { // what is measured joins: a model call carries its tokens
@@ -183,48 +179,62 @@ func runJoinPipeline(b *testing.B, rec *joinRecording, join bool, callers int) t
 		require.True(b, strings.Contains(string(raw), `"gen_ai.usage.input_tokens"`), "no span was joined")
 	}
 	b.StartTimer()
-	return cpu
+	return w
 }
 
 // alternate runs run(0) and run(1) b.N times each, in turn (0 first in even
 // iterations, 1 first in odd ones, so that a drift of the machine falls on
-// both alike), each returning its CPU time, and reports per span (spans per
-// run) each one's CPU, <names[0]>-cpu-ns/span and <names[1]>-cpu-ns/span,
-// the ratio of their sums, <names[1]>/<names[0]>, and the median over the
-// iterations of a pair's ratio, <names[1]>/<names[0]>-pair-median, which a
-// drift across the iterations moves less than the sums', with its 95%
-// bounds (-median-lo95, -median-hi95) as the harness gives them. The pprof label
-// key = names[which] tells the two apart in a -cpuprofile (pprof -tagfocus
-// 'pipeline=^Cj$'): the goroutines started within inherit it.
-func alternate(b *testing.B, key string, names [2]string, spans int, run func(which int) time.Duration) {
-	var cpu [2]time.Duration
+// both alike), each returning what its measured window cost, and reports
+// per span (spans per run) each one's CPU, <names[0]>-cpu-ns/span and
+// <names[1]>-cpu-ns/span, the ratio of their sums, <names[1]>/<names[0]>,
+// and the median over the iterations of a pair's ratio,
+// <names[1]>/<names[0]>-pair-median, which a drift across the iterations
+// moves less than the sums', with its 95% bounds (-median-lo95,
+// -median-hi95) as the harness gives them; each one's heap bytes allocated
+// a span (<name>-B/span, what the collections it leaves out would cost:
+// measure), and the runs a collection started in anyway (gc-runs). The
+// pprof label key = names[which] tells the two apart in a -cpuprofile
+// (pprof -tagfocus 'pipeline=^Cj$'): the goroutines started within
+// inherit it.
+func alternate(b *testing.B, key string, names [2]string, spans int, run func(which int) window) {
+	var sum [2]window
+	var gcRuns int
 	ratios := make([]float64, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		var pair [2]time.Duration
+		var pair [2]window
 		for k := range 2 {
 			which := (i + k) % 2
 			pprof.Do(context.Background(), pprof.Labels(key, names[which]), func(context.Context) {
 				pair[which] = run(which)
 			})
+			if pair[which].gcs > 0 {
+				gcRuns++
+			}
 		}
-		cpu[0], cpu[1] = cpu[0]+pair[0], cpu[1]+pair[1]
-		ratios = append(ratios, float64(pair[1])/float64(pair[0]))
+		for w := range 2 {
+			sum[w].cpu += pair[w].cpu
+			sum[w].alloc += pair[w].alloc
+		}
+		ratios = append(ratios, float64(pair[1].cpu)/float64(pair[0].cpu))
 	}
 	slices.Sort(ratios)
 	median := ratios[len(ratios)/2]
 	if n := len(ratios); n%2 == 0 {
 		median = (ratios[n/2-1] + ratios[n/2]) / 2
 	}
-	perSpan := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*spans) }
+	perSpan := func(v float64) float64 { return v / float64(b.N*spans) }
 	ratio := names[1] + "/" + names[0]
-	b.ReportMetric(perSpan(cpu[0]), names[0]+"-cpu-ns/span")
-	b.ReportMetric(perSpan(cpu[1]), names[1]+"-cpu-ns/span")
-	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), ratio)
+	for w := range 2 {
+		b.ReportMetric(perSpan(float64(sum[w].cpu.Nanoseconds())), names[w]+"-cpu-ns/span")
+		b.ReportMetric(perSpan(float64(sum[w].alloc)), names[w]+"-B/span")
+	}
+	b.ReportMetric(float64(sum[1].cpu)/float64(sum[0].cpu), ratio)
 	b.ReportMetric(median, ratio+"-pair-median")
 	if lo, hi, level := medianBounds(len(ratios)); level > 0 {
 		b.ReportMetric(ratios[lo], ratio+"-median-lo95")
 		b.ReportMetric(ratios[hi], ratio+"-median-hi95")
 	}
+	b.ReportMetric(float64(gcRuns), "gc-runs")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -263,11 +273,4 @@ func (h factoryHost) GetFactory(kind component.Kind, typ component.Type) compone
 		return h.gym
 	}
 	return nil
-}
-
-// processCPU is the process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -140,7 +140,7 @@ func BenchmarkTimeSplit(b *testing.B) {
 				name = fmt.Sprintf("exporter=warm/callers=%d", callers)
 			}
 			b.Run(name, func(b *testing.B) {
-				alternate(b, "time_split", [2]string{"off", "on"}, in.spans, func(which int) time.Duration {
+				alternate(b, "time_split", [2]string{"off", "on"}, in.spans, func(which int) window {
 					return runSplitExporter(b, in, which == 1, callers, warm)
 				})
 			})
@@ -148,10 +148,9 @@ func BenchmarkTimeSplit(b *testing.B) {
 	}
 }
 
-// runSplitExporter feeds in to a new exporter and returns the CPU time it
-// took; warm, it feeds in.batches first, unmeasured, and measures
-// in.again.
-func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int, warm bool) time.Duration {
+// runSplitExporter feeds in to a new exporter and returns what it cost;
+// warm, it feeds in.batches first, unmeasured, and measures in.again.
+func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int, warm bool) window {
 	b.StopTimer()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "split-run-")
@@ -169,12 +168,10 @@ func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int, warm b
 		batches = in.again
 	}
 
-	b.StartTimer()
-	before := processCPU()
-	require.NoError(b, feed(callers, len(batches), func(i int) error { return exp.ConsumeTraces(ctx, batches[i]) }))
-	require.NoError(b, exp.Shutdown(ctx))
-	cpu := processCPU() - before
-	b.StopTimer()
+	w := measure(b, func() {
+		require.NoError(b, feed(callers, len(batches), func(i int) error { return exp.ConsumeTraces(ctx, batches[i]) }))
+		require.NoError(b, exp.Shutdown(ctx))
+	})
 
 	// What is measured splits: with the split on, the measured run's
 	// rollouts' lines have it; off, none has.
@@ -186,5 +183,5 @@ func runSplitExporter(b *testing.B, in *splitInput, on bool, callers int, warm b
 	}
 	require.Equal(b, on, split, "time_split on=%v: a measured rollout's line has time_split_ms", on)
 	b.StartTimer()
-	return cpu
+	return w
 }
