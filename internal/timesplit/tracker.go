@@ -3,12 +3,6 @@
 
 package timesplit
 
-import (
-	"hash/maphash"
-
-	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
-)
-
 // Key is a rollout: (run, rollout id); rollout ids repeat across runs.
 type Key = [2]string
 
@@ -62,35 +56,15 @@ const maxDone = 1 << 16
 // concurrent use.
 type Tracker struct {
 	maxSpans int
-	held     int             // facts held, by the capacity of their slices
-	seeds    [2]maphash.Seed // of rolloutIDs
-	open     *bounded.Table[rolloutID, *rollout]
-	done     *bounded.Ring[rolloutID, finished]
-	// The rollout of the last Add, the newest in open: a caller that adds
-	// a span at a time (the genai connector) finds it without a hash.
-	last    rolloutID
-	lastKey Key
-	lastR   *rollout
-	counts  Counts
-	walk    walk // Finish's, reused
-	pool    pool // the facts slices of finished rollouts, reused
-}
-
-// rolloutID is what a Tracker knows a rollout by: two 64-bit keyed hashes
-// of its Key, independently seeded. Its tables then hold and compare 16
-// bytes, and never read the ids' strings (held apart from the table, and
-// out of the cache by the time a rollout's next batch comes: reading them
-// was a third of Add). Two of n rollouts share an id with a probability
-// below n²/2^129: for the 2^18 a Tracker holds at most, below 2^-92.
-type rolloutID [2]uint64
-
-func (t *Tracker) idOf(k Key) rolloutID {
-	return rolloutID{maphash.Comparable(t.seeds[0], k), maphash.Comparable(t.seeds[1], k)}
-}
-
-type rollout struct {
-	spans    []Span
-	withheld bool
+	held     int // facts held, by the capacity of their slices
+	rollouts table
+	// The slot of the last Add's rollout: a caller that adds a span at a
+	// time (the genai connector) finds it without a hash.
+	lastKey  Key
+	lastSlot int32 // -1: none
+	counts   Counts
+	walk     walk // Finish's, reused
+	pool     pool // the facts slices of finished rollouts, reused
 }
 
 type finished struct {
@@ -109,12 +83,7 @@ type Counts struct {
 
 // NewTracker returns a tracker that holds at most maxSpans facts.
 func NewTracker(maxSpans int) *Tracker {
-	return &Tracker{
-		maxSpans: max(1, maxSpans),
-		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
-		open:     bounded.New[rolloutID, *rollout](1 << 30), // bounded by maxSpans instead
-		done:     bounded.NewRing[rolloutID, finished](maxDone),
-	}
+	return &Tracker{maxSpans: max(1, maxSpans), rollouts: newTable(), lastSlot: -1}
 }
 
 // Add records spans, in order, of rollout k. It reports whether k is new to
@@ -123,21 +92,27 @@ func NewTracker(maxSpans int) *Tracker {
 // is not kept, but makes its rollout known. Spans that arrive after k was
 // finished are counted late, and left out.
 func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
-	r := t.lastR
-	if r == nil || t.lastKey != k {
-		id := t.idOf(k)
-		var ok bool
-		if r, ok = t.open.GetTouch(id); !ok {
-			if f, done := t.done.Get(id); done {
-				if f.outcome == Computed {
-					t.counts.Late += int64(len(spans))
-				}
-				return false
+	i := t.lastSlot
+	if i < 0 || t.lastKey != k {
+		id := t.rollouts.idOf(k)
+		var f *finished
+		var known bool
+		if i, f, known = t.rollouts.find(id); f != nil {
+			if f.outcome == Computed {
+				t.counts.Late += int64(len(spans))
 			}
-			r, isNew = t.open1(id), true
+			return false
 		}
-		t.last, t.lastKey, t.lastR = id, k, r
+		if !known {
+			if t.rollouts.inFlight() >= maxOpen {
+				t.evictOldest()
+			}
+			i, isNew = t.rollouts.open(id), true
+		}
+		t.lastKey, t.lastSlot = k, i
 	}
+	t.rollouts.touch(i)
+	r := &t.rollouts.slots[i]
 	if r.withheld {
 		return isNew
 	}
@@ -160,20 +135,11 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 	return isNew
 }
 
-// open1 starts following rollout k.
-func (t *Tracker) open1(k rolloutID) *rollout {
-	if t.open.Len() >= maxOpen {
-		t.evictOldest()
-	}
-	r := &rollout{}
-	t.open.Put(k, r)
-	return r
-}
-
 // Withhold says that some spans of rollout k went elsewhere: its split will
 // not be computed (Missed), and its facts are let go.
 func (t *Tracker) Withhold(k Key) {
-	if r, ok := t.open.Get(t.idOf(k)); ok {
+	if i, f, known := t.rollouts.find(t.rollouts.idOf(k)); known && f == nil {
+		r := &t.rollouts.slots[i]
 		t.held -= cap(r.spans)
 		t.pool.put(r.spans, t.poolRoom())
 		r.spans, r.withheld = nil, true
@@ -185,27 +151,23 @@ func (t *Tracker) Withhold(k Key) {
 // got then (Repeated); another root of a finished rollout gets none
 // (Evicted).
 func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
-	id := t.idOf(k)
-	// A rollout in flight is not among the finished: Add opens none that
-	// is, and every rollout is let go from open before it is put in done.
-	r, inFlight := t.open.Get(id)
-	if !inFlight {
-		if f, ok := t.done.Get(id); ok {
-			switch {
-			case f.outcome != Computed:
-				return Split{}, f.outcome
-			case f.root != root.ID:
-				return Split{}, Evicted
-			}
-			return f.split, Repeated
+	id := t.rollouts.idOf(k)
+	i, done, known := t.rollouts.find(id)
+	if done != nil {
+		switch {
+		case done.outcome != Computed:
+			return Split{}, done.outcome
+		case done.root != root.ID:
+			return Split{}, Evicted
 		}
+		return done.split, Repeated
 	}
 	f := finished{root: root.ID, outcome: Missed}
-	if r == nil || !r.withheld {
-		var spans []Span
-		if r != nil {
-			spans = r.spans
-		}
+	var spans []Span
+	if known {
+		spans = t.rollouts.slots[i].spans
+	}
+	if !known || !t.rollouts.slots[i].withheld {
 		var ok bool
 		if f.split, ok = t.walk.of(root, spans); ok {
 			f.outcome = Computed
@@ -213,10 +175,11 @@ func (t *Tracker) Finish(k Key, root Span) (Split, Outcome) {
 			f.outcome = Invalid
 		}
 	}
-	if inFlight {
-		t.drop(id, r) // after the walk: its slice may be reused
+	if known {
+		t.drop(i, f) // after the walk: its slice may be reused
+	} else {
+		t.rollouts.finish(id, f)
 	}
-	t.done.PutNew(id, f)
 	return f.split, f.outcome
 }
 
@@ -242,21 +205,21 @@ func (t *Tracker) evict() {
 }
 
 func (t *Tracker) evictOldest() bool {
-	k, r, ok := t.open.Oldest()
+	i, ok := t.rollouts.oldest()
 	if ok {
-		t.drop(k, r)
-		t.done.Put(k, finished{outcome: Evicted})
+		t.drop(i, finished{outcome: Evicted})
 		t.counts.Evicted++
 	}
 	return ok
 }
 
-// drop lets go of r, rollout k in flight.
-func (t *Tracker) drop(k rolloutID, r *rollout) {
+// drop lets go of the rollout in flight in slot i, finished with f.
+func (t *Tracker) drop(i int32, f finished) {
+	r := &t.rollouts.slots[i]
 	t.held -= cap(r.spans)
-	t.open.Delete(k)
 	t.pool.put(r.spans, t.poolRoom())
-	if t.last == k {
-		t.last, t.lastKey, t.lastR = rolloutID{}, Key{}, nil
+	t.rollouts.close(i, f)
+	if t.lastSlot == i {
+		t.lastKey, t.lastSlot = Key{}, -1
 	}
 }

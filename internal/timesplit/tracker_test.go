@@ -4,9 +4,12 @@
 package timesplit
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"pgregory.net/rapid"
 )
 
 func TestTrackerLateSpansAndRedelivery(t *testing.T) {
@@ -70,4 +73,94 @@ func TestTrackerEventsMakeARolloutKnown(t *testing.T) {
 	assert.True(t, tr.Add(k, sp(2, 1, 0, 1, Event)))
 	assert.False(t, tr.Add(k, sp(3, 1, 0, 1, Plain)))
 	assert.Equal(t, 1, tr.Held())
+}
+
+// TestTrackerEvictsLeastRecentlyAdded: whatever the adds, finishes and
+// withholds, the rollouts let go past maxSpans are the rollouts in flight
+// least recently added to, in that order (a list kept beside the tracker
+// says which), and the facts held never exceed the bound after an Add.
+func TestTrackerEvictsLeastRecentlyAdded(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		maxSpans := rapid.IntRange(1, 40).Draw(t, "maxSpans")
+		tr := NewTracker(maxSpans)
+		keys := make([]Key, rapid.IntRange(1, 12).Draw(t, "rollouts"))
+		for i := range keys {
+			keys[i] = Key{"run", strconv.Itoa(i)}
+		}
+		var lru []int // in flight, least recently added to first
+		state := map[int]Outcome{}
+		remove := func(k int) { lru = slices.DeleteFunc(lru, func(x int) bool { return x == k }) }
+		id := uint64(10)
+		for range rapid.IntRange(0, 200).Draw(t, "ops") {
+			k := rapid.IntRange(0, len(keys)-1).Draw(t, "key")
+			if _, ended := state[k]; ended {
+				continue
+			}
+			switch rapid.IntRange(0, 9).Draw(t, "op") {
+			case 0: // the root
+				_, o := tr.Finish(keys[k], sp(1, 0, 0, 10, Plain))
+				if o != Missed {
+					o = Computed
+				}
+				state[k] = o
+				remove(k)
+			case 1:
+				tr.Withhold(keys[k])
+			default:
+				spans := make([]Span, rapid.IntRange(1, 6).Draw(t, "spans"))
+				for i := range spans {
+					id++
+					spans[i] = sp(id, 1, 0, 1, Plain)
+				}
+				tr.Add(keys[k], spans...)
+				remove(k)
+				lru = append(lru, k)
+				for range tr.TakeCounts().Evicted {
+					if len(lru) == 0 {
+						t.Fatalf("evicted more rollouts than are in flight")
+					}
+					state[lru[0]] = Evicted
+					lru = lru[1:]
+				}
+				if tr.Held() > maxSpans {
+					t.Fatalf("held %d facts, past max_spans %d", tr.Held(), maxSpans)
+				}
+			}
+		}
+		for k := range keys {
+			want, ended := state[k]
+			if !ended {
+				continue
+			}
+			if _, o := tr.Finish(keys[k], sp(1, 0, 0, 10, Plain)); want == Evicted && o != Evicted {
+				t.Fatalf("rollout %d: the tracker kept it, the LRU list let it go (%v)", k, o)
+			} else if want != Evicted && o == Evicted {
+				t.Fatalf("rollout %d: let go, but it was not the least recently added to", k)
+			}
+		}
+	})
+}
+
+// TestTrackerForgetsTheOldestFinished: the tracker remembers the last
+// maxDone finished rollouts (a span of one is late), and forgets the ones
+// before (a span of one starts it anew); a rollout finished again after it
+// was forgotten is remembered from then on.
+func TestTrackerForgetsTheOldestFinished(t *testing.T) {
+	tr := NewTracker(100)
+	key := func(i int) Key { return Key{"run", strconv.Itoa(i)} }
+	for i := range maxDone + 2 {
+		tr.Add(key(i), sp(2, 1, 0, 1, ModelCall))
+		_, o := tr.Finish(key(i), sp(1, 0, 0, 10, Plain))
+		assert.Equal(t, Computed, o)
+	}
+	assert.True(t, tr.Add(key(0), sp(3, 1, 0, 1, ModelCall)), "the oldest is forgotten")
+	assert.True(t, tr.Add(key(1), sp(3, 1, 0, 1, ModelCall)), "and the one after it")
+	assert.False(t, tr.Add(key(2), sp(3, 1, 0, 1, ModelCall)), "the oldest remembered")
+	assert.False(t, tr.Add(key(maxDone+1), sp(3, 1, 0, 1, ModelCall)), "the newest")
+	assert.Equal(t, Counts{Late: 2}, tr.TakeCounts())
+	_, o := tr.Finish(key(0), sp(1, 0, 0, 10, Plain))
+	assert.Equal(t, Computed, o, "finished again, after it was forgotten")
+	_, o = tr.Finish(key(0), sp(1, 0, 0, 10, Plain))
+	assert.Equal(t, Repeated, o)
+	assert.Equal(t, 1, tr.rollouts.inFlight(), "key 1, started anew")
 }
