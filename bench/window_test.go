@@ -12,14 +12,15 @@ import (
 )
 
 // window is what one measured run of a paired benchmark cost: the process's
-// CPU time (every goroutine, the GC's included), the bytes it allocated on
-// the heap, and the garbage collections that started in it.
+// user and system CPU time (every goroutine, the GC's included), the bytes
+// it allocated on the heap, and the garbage collections that started in it.
 type window struct {
-	cpu       time.Duration
 	user, sys time.Duration
 	alloc     uint64
 	gcs       uint64
 }
+
+func (w window) cpu() time.Duration { return w.user + w.sys }
 
 // measure runs f as a measured window: after a collection that is not
 // measured, so that the benchmark's own heap (its input, hundreds of MB)
@@ -33,21 +34,17 @@ func measure(b *testing.B, f func()) window {
 	samples := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(samples)
 	alloc, gcs := samples[0].Value.Uint64(), samples[1].Value.Uint64()
+	var before, after syscall.Rusage
 	b.StartTimer()
-	var r0, r1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-	before := processCPU()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	f()
-	cpu := processCPU() - before
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	b.StopTimer()
 	metrics.Read(samples)
-	return window{cpu: cpu, user: time.Duration(r1.Utime.Nano() - r0.Utime.Nano()), sys: time.Duration(r1.Stime.Nano() - r0.Stime.Nano()), alloc: samples[0].Value.Uint64() - alloc, gcs: samples[1].Value.Uint64() - gcs}
-}
-
-// processCPU is the process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return window{
+		user:  time.Duration(after.Utime.Nano() - before.Utime.Nano()),
+		sys:   time.Duration(after.Stime.Nano() - before.Stime.Nano()),
+		alloc: samples[0].Value.Uint64() - alloc,
+		gcs:   samples[1].Value.Uint64() - gcs,
+	}
 }
