@@ -4,6 +4,7 @@
 package timesplit
 
 import (
+	"cmp"
 	"hash/maphash"
 	"slices"
 )
@@ -156,10 +157,5 @@ func (t *table) sortOrder() {
 			t.order = append(t.order, ordered{int32(i), u})
 		}
 	}
-	slices.SortFunc(t.order, func(a, b ordered) int {
-		if a.used < b.used {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(t.order, func(a, b ordered) int { return cmp.Compare(a.used, b.used) })
 }

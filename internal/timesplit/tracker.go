@@ -111,7 +111,9 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 		}
 		t.lastKey, t.lastSlot = k, i
 	}
-	t.rollouts.touch(i)
+	if !isNew { // open made it the most recently added to
+		t.rollouts.touch(i)
+	}
 	r := &t.rollouts.slots[i]
 	if r.withheld {
 		return isNew
