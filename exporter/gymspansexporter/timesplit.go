@@ -5,6 +5,7 @@ package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,9 +36,11 @@ type rolloutSplits struct {
 	held    int                // the tracker's facts, as last reported
 
 	// types: service → nemo.gym.server.type, learned from the resources
-	// encode sees (a CLIENT span's callee), at most maxServiceTypes.
-	types  sync.Map
-	nTypes atomic.Int32
+	// encode sees (a CLIENT span's callee), at most maxServiceTypes. Read
+	// for every CLIENT span and written once a service, it is replaced whole
+	// (under typesMu) rather than changed: a read is a load and a lookup.
+	types   atomic.Pointer[map[string]string]
+	typesMu sync.Mutex
 
 	// started is when Start ran (Unix ns) and dirFD the capture dir: a
 	// rollout first seen with a span older than the exporter may have had
@@ -68,10 +71,34 @@ func (s *rolloutSplits) start(dirFD int) {
 }
 
 func (s *rolloutSplits) typeOf(service string) string {
-	if v, ok := s.types.Load(service); ok {
-		return v.(string)
+	if m := s.types.Load(); m != nil {
+		return (*m)[service]
 	}
 	return ""
+}
+
+// learnType records that service is of serverType, unless its type is known
+// or maxServiceTypes are.
+func (s *rolloutSplits) learnType(service, serverType string) {
+	if !s.mayLearn(s.types.Load(), service) {
+		return // most resources: no lock
+	}
+	s.typesMu.Lock()
+	defer s.typesMu.Unlock()
+	old := s.types.Load()
+	if !s.mayLearn(old, service) {
+		return
+	}
+	m := map[string]string{}
+	if old != nil {
+		m = maps.Clone(*old)
+	}
+	m[service] = serverType
+	s.types.Store(&m)
+}
+
+func (*rolloutSplits) mayLearn(m *map[string]string, service string) bool {
+	return m == nil || len(*m) < maxServiceTypes && (*m)[service] == ""
 }
 
 // splitResource readies b for the spans of a resource whose service is
@@ -84,10 +111,8 @@ func (e *spansExporter) splitResource(b *batch, res pcommon.Map, service string)
 	if v, ok := res.Get(gymconv.ServerTypeAttribute); ok {
 		serverType = v.AsString()
 	}
-	if s := e.split; service != "" && serverType != "" && s.typeOf(service) == "" && s.nTypes.Load() < maxServiceTypes {
-		if _, known := s.types.LoadOrStore(service, serverType); !known {
-			s.nTypes.Add(1)
-		}
+	if service != "" && serverType != "" {
+		e.split.learnType(service, serverType)
 	}
 	b.splitProc = timesplit.Process{Service: service, ServerType: serverType, TypeOf: e.split.typeOf}
 }

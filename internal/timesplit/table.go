@@ -25,7 +25,7 @@ import (
 // through, it sorts them again. A sort of n slots follows at least n Adds,
 // Finishes or evictions, so a Tracker at its bound pays O(log n) for each.
 type table struct {
-	seeds [2]maphash.Seed // of rolloutIDs
+	seed maphash.Seed // of rolloutIDs
 	// ids: a rollout in flight is slots[i] (i >= 0), a finished one
 	// done[-i-1].
 	ids   map[rolloutID]int32
@@ -38,13 +38,15 @@ type table struct {
 	at    int // the next of order to let go
 }
 
-// rolloutID is what a Tracker knows a rollout by: two 64-bit keyed hashes
-// of its Key, independently seeded. Its map then holds and compares 16
-// bytes, and never reads the ids' strings (held apart from the map, and out
+// rolloutID is what a Tracker knows a rollout by: a 64-bit keyed hash of
+// its Key. Its map then holds and compares 8 bytes (the map's 64-bit fast
+// path), and never reads the ids' strings (held apart from the map, and out
 // of the cache by the time a rollout's next batch comes: reading them was a
-// third of Add). Two of n rollouts share an id with a probability below
-// n²/2^129: for the 2^18 a Tracker holds at most, below 2^-92.
-type rolloutID [2]uint64
+// third of Add). A new rollout shares its id with one of the at most 2^18
+// a Tracker knows with a probability below 2^-46 (a run of a billion
+// rollouts: below 2^-16); the rollout that does gets a wrong time split or
+// none, and no span is touched.
+type rolloutID uint64
 
 type slot struct {
 	spans    []Span
@@ -64,11 +66,11 @@ type ordered struct {
 }
 
 func newTable() table {
-	return table{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, ids: map[rolloutID]int32{}}
+	return table{seed: maphash.MakeSeed(), ids: map[rolloutID]int32{}}
 }
 
 func (t *table) idOf(k Key) rolloutID {
-	return rolloutID{maphash.Comparable(t.seeds[0], k), maphash.Comparable(t.seeds[1], k)}
+	return rolloutID(maphash.Comparable(t.seed, k))
 }
 
 // find returns the slot of rollout id in flight (i >= 0), or its finished

@@ -3,6 +3,8 @@
 
 package timesplit
 
+import "math/bits"
+
 // Key is a rollout: (run, rollout id); rollout ids repeat across runs.
 type Key = [2]string
 
@@ -56,6 +58,7 @@ const maxDone = 1 << 16
 // concurrent use.
 type Tracker struct {
 	maxSpans int
+	firstCap int // a rollout's first facts slice: minFacts, within maxSpans
 	held     int // facts held, by the capacity of their slices
 	rollouts table
 	// The slot of the last Add's rollout: a caller that adds a span at a
@@ -81,9 +84,16 @@ type Counts struct {
 	Evicted int64
 }
 
+// minFacts is the capacity of a rollout's first facts slice: a Gym
+// rollout has more (its gym.rollout, /run, model and tool calls, verify),
+// which a slice that started at one grew four or five times to hold.
+const minFacts = 8
+
 // NewTracker returns a tracker that holds at most maxSpans facts.
 func NewTracker(maxSpans int) *Tracker {
-	return &Tracker{maxSpans: max(1, maxSpans), rollouts: newTable(), lastSlot: -1}
+	maxSpans = max(1, maxSpans)
+	firstCap := 1 << (bits.Len(uint(min(minFacts, maxSpans))) - 1) // a power of two: a pool's class
+	return &Tracker{maxSpans: maxSpans, firstCap: firstCap, rollouts: newTable(), lastSlot: -1}
 }
 
 // Add records spans, in order, of rollout k. It reports whether k is new to
@@ -125,7 +135,11 @@ func (t *Tracker) Add(k Key, spans ...Span) (isNew bool) {
 		}
 	}
 	c := cap(r.spans)
-	r.spans = t.pool.grow(r.spans, len(r.spans)+n, t.poolRoom())
+	need := len(r.spans) + n
+	if c == 0 && n > 0 {
+		need = max(need, t.firstCap)
+	}
+	r.spans = t.pool.grow(r.spans, need, t.poolRoom())
 	for _, s := range spans {
 		if s.Role != Event {
 			r.spans = append(r.spans, s)

@@ -48,16 +48,17 @@ func TestTrackerWithhold(t *testing.T) {
 // TestTrackerBound: past maxSpans the rollout least recently added to is
 // let go, and its split is not computed; the others are.
 func TestTrackerBound(t *testing.T) {
-	tr := NewTracker(8)
+	tr := NewTracker(2 * minFacts)
 	a, b := Key{"run", "a"}, Key{"run", "b"}
-	for i := range uint64(4) {
+	for i := range uint64(minFacts) {
 		tr.Add(a, sp(10+i, 1, 0, 1, Plain))
 	}
 	for i := range uint64(4) {
-		tr.Add(b, sp(20+i, 1, 0, 1, Plain))
+		tr.Add(b, sp(100+i, 1, 0, 1, Plain))
 	}
-	tr.Add(a, sp(14, 1, 0, 1, Plain)) // a grows its slice past the bound: b is the oldest
-	assert.LessOrEqual(t, tr.Held(), 8)
+	assert.Equal(t, 2*minFacts, tr.Held(), "each holds a first slice")
+	tr.Add(a, sp(99, 1, 0, 1, Plain)) // a grows its slice past the bound: b is the oldest
+	assert.LessOrEqual(t, tr.Held(), 2*minFacts)
 	assert.Equal(t, Counts{Evicted: 1}, tr.TakeCounts())
 	tr.Add(b, sp(25, 1, 0, 1, Plain))
 	_, o := tr.Finish(b, sp(1, 0, 0, 10, Plain))
@@ -71,8 +72,9 @@ func TestTrackerEventsMakeARolloutKnown(t *testing.T) {
 	tr := NewTracker(8)
 	k := Key{"run", "0-0"}
 	assert.True(t, tr.Add(k, sp(2, 1, 0, 1, Event)))
+	assert.Zero(t, tr.Held(), "an event is not kept")
 	assert.False(t, tr.Add(k, sp(3, 1, 0, 1, Plain)))
-	assert.Equal(t, 1, tr.Held())
+	assert.Equal(t, minFacts, tr.Held(), "a first slice")
 }
 
 // TestTrackerEvictsLeastRecentlyAdded: whatever the adds, finishes and
@@ -163,4 +165,19 @@ func TestTrackerForgetsTheOldestFinished(t *testing.T) {
 	_, o = tr.Finish(key(0), sp(1, 0, 0, 10, Plain))
 	assert.Equal(t, Repeated, o)
 	assert.Equal(t, 1, tr.rollouts.inFlight(), "key 1, started anew")
+}
+
+// TestTrackerFirstSliceWithinBound: a rollout's first facts slice is
+// minFacts long, or the largest power of two within a smaller max_spans, so
+// that a rollout with a fact is not let go for the slice alone.
+func TestTrackerFirstSliceWithinBound(t *testing.T) {
+	for maxSpans, want := range map[int]int{1: 1, 3: 2, 5: 4, 8: 8, 1000: minFacts} {
+		tr := NewTracker(maxSpans)
+		k := Key{"run", "0-0"}
+		tr.Add(k, sp(2, 1, 0, 1, Plain))
+		assert.Equal(t, want, tr.Held(), "max_spans %d", maxSpans)
+		assert.Equal(t, Counts{}, tr.TakeCounts(), "max_spans %d: nothing let go", maxSpans)
+		_, o := tr.Finish(k, sp(1, 0, 0, 10, Plain))
+		assert.Equal(t, Computed, o)
+	}
 }
