@@ -43,6 +43,7 @@ const crashKills = 20
 func TestCrashKill9UnderLoad(t *testing.T) {
 	for _, mode := range combinedModes {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // the modes share nothing: their own ports, dirs and collectors
 			tmpl, err := os.ReadFile(filepath.Join("testdata", "crash_collector.yaml"))
 			require.NoError(t, err)
 			dir := t.TempDir()

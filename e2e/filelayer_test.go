@@ -206,6 +206,7 @@ func crashRun(t *testing.T, captureDir, truthDir, runID, pathTemplate, mode stri
 func TestCrashKill9RotatingJournal(t *testing.T) {
 	for _, mode := range combinedModes {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // the modes share nothing: their own ports, dirs and collectors
 			dir := t.TempDir()
 			captureDir := filepath.Join(dir, "captures")
 			col := newFileLayerCollector(t, dir, captureDir, "collector", "{rollout_id}.spans.jsonl", 1, "5s", false, mode)
@@ -266,6 +267,7 @@ func TestCrashKill9RotatingJournal(t *testing.T) {
 func TestCrashSharedCaptureDir(t *testing.T) {
 	for _, mode := range combinedModes {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // the modes share nothing: their own ports, dirs and collectors
 			dir := t.TempDir()
 			captureDir := filepath.Join(dir, "captures")
 			const tmpl = "{run_id}.{rollout_id}.spans.jsonl"

@@ -31,7 +31,9 @@ const namespaceChild = "OTELCOL_GYM_NAMESPACE_CHILD"
 // inPrivateNamespaces reports whether the calling test runs in its own mount
 // and network namespaces with loopback up; when it does not, it runs the
 // test there (this binary again, that test alone), reports the child's
-// result as its own and returns false: the caller then returns.
+// result as its own and returns false: the caller then returns. The
+// caller's test runs in parallel with its siblings (t.Parallel) until the
+// child is done.
 func inPrivateNamespaces(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(namespaceChild) == t.Name() {
@@ -43,6 +45,11 @@ func inPrivateNamespaces(t *testing.T) bool {
 	if os.Getuid() != 0 {
 		skipUnlessRequired(t, "needs root: it mounts a tmpfs in a mount namespace of its own (unshare --mount)")
 	}
+	// The child shares nothing with this process but the binaries, and such
+	// tests are slow (a full disk filled, a backend down): they run beside
+	// one another, up to -parallel at a time. (The child itself is not
+	// parallel: its test may t.Setenv.)
+	t.Parallel()
 	// The child gets the binaries this process uses, built once.
 	env := append(os.Environ(), namespaceChild+"="+t.Name(),
 		"OTELCOL_GYM_BIN="+collectorBinary(t), "GYMSIM_BIN="+gymsimBinary(t))
