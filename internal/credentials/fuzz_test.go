@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// reference is the rule as SPEC §6 v6 words it, written the slow, obvious
+// reference is the rule as design §6 words it, written the slow, obvious
 // way: ASCII lower case, then equal or ends in; token counts never.
 func reference(keys, suffixes []string, key string) bool {
 	if strings.HasPrefix(key, "gen_ai.usage.") {

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package credentials is the one rule for attributes that carry credentials
-// (design §6, SPEC §6 v6): which keys are credentials, and their removal from
+// (design §6): which keys are credentials, and their removal from
 // OTLP data before anything is written or forwarded. The gym processor, the
 // gymspans exporter, the gymcredentials processor and replay all use it.
 //
@@ -15,7 +15,7 @@ package credentials // import "github.com/otelcol-gym/otelcol-gym/internal/crede
 import "strings"
 
 // DefaultKeys and DefaultSuffixes are the rule's lists unless configured:
-// SPEC §6 v6's (the headers that carry credentials, and the names SDKs and
+// design §6's (the headers that carry credentials, and the names SDKs and
 // users give tokens, keys and passwords), and, beside its suffixes, the
 // form OpenTelemetry's conventions give a captured header
 // (http.request.header.<name>) for each header among the keys.

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDefaultRuleMatches: every default key, in every case, and every key
-// that ends in a default suffix; SPEC §6 v6's lists, written out here apart
+// that ends in a default suffix; design §6's lists, written out here apart
 // from DefaultKeys and DefaultSuffixes so a change to either shows.
 func TestDefaultRuleMatches(t *testing.T) {
 	r := Default()
@@ -19,11 +19,11 @@ func TestDefaultRuleMatches(t *testing.T) {
 	}
 	suffixes := []string{
 		".authorization", ".api_key", "_api_key", "access_token", "refresh_token", "password", "secret",
-		// Not in SPEC §6 v6: the captured-header form of its header keys.
+		// Beside design §6's list: the captured-header form of its header keys.
 		".proxy-authorization", ".cookie", ".set-cookie", ".x-api-key", ".api-key",
 	}
 	if strings.Join(keys, ",") != strings.Join(DefaultKeys, ",") || strings.Join(suffixes, ",") != strings.Join(DefaultSuffixes, ",") {
-		t.Fatalf("the default lists are not SPEC §6 v6's and the captured headers':\nkeys %q\nsuffixes %q", DefaultKeys, DefaultSuffixes)
+		t.Fatalf("the default lists are not design §6's and the captured headers':\nkeys %q\nsuffixes %q", DefaultKeys, DefaultSuffixes)
 	}
 	cases := func(s string) []string {
 		mixed := []byte(s)
