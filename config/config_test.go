@@ -256,3 +256,35 @@ func TestAgentRoutesByRun(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedConfigsRemoveCredentials (design §6): in every shipped config
+// whose exporters write files or reach a backend, every pipeline that a
+// receiver feeds removes the attributes that carry credentials before its
+// exporters: traces in gym, metrics and logs in gymcredentials. The
+// forwarder and the agent send only to the gateway, which removes them.
+func TestShippedConfigsRemoveCredentials(t *testing.T) {
+	for file, doc := range shippedConfigs(t) {
+		if file == "forwarder.yaml" || file == "agent.yaml" {
+			continue
+		}
+		for name, p := range mapAt(doc, "service", "pipelines") {
+			signal, _, _ := strings.Cut(name, "/")
+			procs := toStrings(anySlice(p.(map[string]any)["processors"]))
+			if len(procs) == 0 {
+				continue // fed by a connector from a pipeline checked here
+			}
+			want := "gymcredentials"
+			if signal == "traces" {
+				want = "gym"
+			}
+			if !slices.Contains(procs, want) {
+				t.Errorf("%s: pipeline %s %v does not remove credentials (%s)", file, name, procs, want)
+			}
+		}
+		for _, attr := range anySlice(mapAt(doc, "processors", "resource")["attributes"]) {
+			if key, _ := attr.(map[string]any)["key"].(string); strings.EqualFold(key, "authorization") {
+				t.Errorf("%s: the resource processor sets %s", file, key)
+			}
+		}
+	}
+}

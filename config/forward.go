@@ -153,15 +153,20 @@ func forwardHeaders(headers string, exp map[string]any) (map[string]string, erro
 	}
 	env := map[string]string{}
 	hs := map[string]string{}
-	for _, pair := range strings.Split(headers, ",") {
+	// A header may be a secret: an error names a pair by its place (and
+	// its key once it is one), never by what it holds (design §6).
+	for i, pair := range strings.Split(headers, ",") {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !headerKey.MatchString(k) {
-			return nil, fmt.Errorf("%s: %q is not key=value with a header name as key", ForwardHeadersEnv, strings.TrimSpace(pair))
+		if !ok {
+			return nil, fmt.Errorf("%s: pair %d has no '=': write key=value pairs separated by commas (its text is not shown: it may be a secret)", ForwardHeadersEnv, i+1)
+		}
+		if !headerKey.MatchString(k) {
+			return nil, fmt.Errorf("%s: the key of pair %d is not a header name (letters, digits and !#$%%&'*+.^_`|~- only; its text is not shown: it may be a secret)", ForwardHeadersEnv, i+1)
 		}
 		value, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s: the value of %s is not percent-encoded: %w", ForwardHeadersEnv, k, err)
+			return nil, fmt.Errorf("%s: the value of %s (pair %d) is not percent-encoded: write %%25 for a %% sign (the value is not shown)", ForwardHeadersEnv, k, i+1)
 		}
 		name := fmt.Sprintf("%s%d", forwardHeaderEnv, len(env))
 		env[name] = value

@@ -128,12 +128,25 @@ func TestForwardingOneSignal(t *testing.T) {
 	}
 }
 
+// TestForwardingHeadersRefused: a malformed header is refused, naming the
+// variable and the pair, never what the pair holds (a header may be a
+// secret, design §6).
 func TestForwardingHeadersRefused(t *testing.T) {
-	for _, h := range []string{"novalue", "bad key=v", "k=%zz"} {
+	for h, want := range map[string]string{
+		"Bearer s3cr3t":                     "pair 1 has no '='",
+		"x-team=gym,Authorization s3cr3t=v": "the key of pair 2 is not a header name",
+		"Authorization=Bearer%zzs3cr3t":     "the value of Authorization (pair 1) is not percent-encoded",
+	} {
 		_, err := withForwarding([]string{"x"}, Standalone, lookupMap(map[string]string{ForwardEndpointEnv: "http://h", ForwardHeadersEnv: h}),
 			func(string, string) error { return nil })
-		if err == nil || !strings.Contains(err.Error(), ForwardHeadersEnv) {
-			t.Errorf("%q: %v", h, err)
+		if err == nil || !strings.Contains(err.Error(), ForwardHeadersEnv) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", h, err, want)
+			continue
+		}
+		for _, secret := range []string{"s3cr3t", "Bearer", "%zz"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%q: the error shows %q: %v", h, secret, err)
+			}
 		}
 	}
 }

@@ -72,7 +72,8 @@ func (c *config) serviceName(role string) string {
 
 // newResource builds the resource attributes Gym (through nemo-lens) gives a
 // process: per-server service.name, the shared service.instance.id of rank 0,
-// the run id, host and process identity, and the SDK's own attributes.
+// the run id, host and process identity, the SDK's own attributes, and
+// those of OTEL_RESOURCE_ATTRIBUTES.
 func newResource(c *config) (*resource.Resource, error) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -93,8 +94,11 @@ func newResource(c *config) (*resource.Resource, error) {
 		attribute.Int("process.pid", os.Getpid()),
 		attribute.Int("host.gpu.count", 0),
 	}
+	// OTEL_RESOURCE_ATTRIBUTES adds to them, as it does for Gym's Python
+	// SDK (Gym's own attributes win).
 	res, err := resource.New(context.Background(),
 		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(),
 		resource.WithAttributes(attrs...),
 	)
 	if err != nil {

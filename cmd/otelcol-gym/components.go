@@ -28,6 +28,7 @@ import (
 	bearertokenauthextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
 	gymprocessor "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 	gymcaptureprocessor "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
+	gymcredentialsprocessor "github.com/otelcol-gym/otelcol-gym/processor/gymcredentialsprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	groupbytraceprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/groupbytraceprocessor"
@@ -116,6 +117,7 @@ func components() (otelcol.Factories, error) {
 	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
 		gymprocessor.NewFactory(),
 		gymcaptureprocessor.NewFactory(),
+		gymcredentialsprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
 		groupbytraceprocessor.NewFactory(),
@@ -132,6 +134,7 @@ func components() (otelcol.Factories, error) {
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
 		gymprocessor.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
 		gymcaptureprocessor.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
+		gymcredentialsprocessor.NewFactory().Type(): "github.com/otelcol-gym/otelcol-gym v0.0.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.161.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.161.0",
 		groupbytraceprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/groupbytraceprocessor v0.161.0",

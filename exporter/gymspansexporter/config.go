@@ -4,6 +4,8 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
+
 	"errors"
 	"fmt"
 	"os"
@@ -146,6 +148,14 @@ type Config struct {
 
 	// TimeSplit configures time_split_ms in rollouts.jsonl (design §4.8).
 	TimeSplit TimeSplitConfig `mapstructure:"time_split"`
+
+	// Credentials is the rule for attributes that carry credentials
+	// (design §6): a batch that holds one is copied, and the copy written
+	// without them (resources, spans, span events, links); the gym
+	// processor before it removes them already, this is for pipelines
+	// without it. Default: the rule's default keys and suffixes; `keys: []`
+	// and `suffixes: []` turn it off.
+	Credentials credentials.Config `mapstructure:"credentials"`
 
 	// TimeoutConfig bounds one export call. Default: 5s.
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`

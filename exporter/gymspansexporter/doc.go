@@ -59,5 +59,7 @@
 // service.go (which service a line shows), servicemap.go (the service map's
 // observer), timesplit.go (time_split_ms in rollouts.jsonl, design §4.8:
 // each span's facts while encoding, each root's split in encodeRoots),
-// metrics.go (the exporter's own metrics).
+// metrics.go (the exporter's own metrics), credentials.go (a batch that
+// holds attributes that carry credentials written from a copy without
+// them, design §6).
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"

@@ -4,6 +4,8 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
+
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/journal"
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
@@ -47,6 +49,9 @@ type spansExporter struct {
 	tmpl    *capturedir.Template
 	rot     *capturedir.Rotation
 	otlp    bool
+	// creds is the credentials rule, credLog names each key it removes once.
+	creds   *credentials.Rule
+	credLog *credentials.Log
 	// markedRoots: rollouts.jsonl takes the spans the gym processor marked
 	// as roots (rollout_roots, resolved at start).
 	markedRoots bool
@@ -118,6 +123,8 @@ func newSpansExporter(set exporter.Settings, cfg *Config) (*spansExporter, error
 		errs:     bounded.New[[2]string, int](maxTrackedRollouts),
 		names:    capturedir.NewNameCache(tmpl, maxCachedNames),
 		split:    newRolloutSplits(cfg),
+		creds:    cfg.Credentials.Rule(),
+		credLog:  credentials.NewLog(set.Logger, credentialsMetric),
 	}, nil
 }
 
@@ -277,6 +284,7 @@ func (e *spansExporter) pushTraces(ctx context.Context, td ptrace.Traces) error 
 	if err := w.admit(ctx); err != nil {
 		return err
 	}
+	td = e.withoutCredentials(ctx, td)
 	b := e.free.get()
 	defer e.free.put(b)
 	b.td = td

@@ -4,6 +4,8 @@
 package gymspansexporter // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
+
 	"context"
 	"time"
 
@@ -49,6 +51,7 @@ func createDefaultConfig() component.Config {
 		FilePermissions:      "0640",
 		DirectoryPermissions: "0750",
 		TimeSplit:            TimeSplitConfig{Enabled: true, MaxSpans: 1 << 20},
+		Credentials:          credentials.NewDefaultConfig(),
 		ServiceMap: ServiceMapConfig{
 			Enabled:      true,
 			JSONFile:     "service_map.json",

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/evidence"
 )
 
@@ -99,6 +100,16 @@ type Config struct {
 	// recorded, deadlines included (design §4.6). Without it, a kill -9 loses
 	// the spans held undecided. Default: none.
 	Storage *component.ID `mapstructure:"storage"`
+
+	// Credentials is the rule for attributes that carry credentials
+	// (design §6): they are removed from every arriving batch's resources,
+	// spans, span events and links before the journal records it, so
+	// nothing after the processor writes or forwards them. Default: the
+	// rule's default keys and suffixes; `keys: []` and `suffixes: []` turn
+	// it off. It is not part of the journal's fingerprint: the rule is
+	// applied again to every record a start replays, so changing it never
+	// sets a journal aside.
+	Credentials credentials.Config `mapstructure:"credentials" json:"-"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -114,6 +114,9 @@ func (p *gymProcessor) recover(ctx context.Context) error {
 			if uerr != nil {
 				corrupt = fmt.Errorf("record %d: %w: %w", rec.seq, errCorruptRecord, uerr)
 			} else {
+				// A journal written with the rule off, or with other
+				// lists, is replayed under this rule.
+				p.removeCredentials(ctx, td)
 				f := eng.prepare(td)
 				r = eng.consume(td, f, rec.now)
 				f.release()

@@ -40,6 +40,7 @@
 //
 // Files, one idea each:
 //   - processor.go: the component: ConsumeTraces, the timer, Shutdown, delivery to the next consumer.
+//   - credentials.go: attributes that carry credentials removed as a batch arrives, before the journal (§6).
 //   - prepare.go:   what a batch says on its own (the core's and the repair's facts), read before the lock.
 //   - engine.go:    the state behind the lock: the core, the parts, the held spans; a batch, a tick.
 //   - events.go:    the core's events handed to the parts, and the rewrite of a leaving span planned.

@@ -4,6 +4,8 @@
 package gymprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 
 import (
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
+
 	"context"
 	"sync/atomic"
 	"time"
@@ -73,6 +75,7 @@ func createDefaultConfig() component.Config {
 			Enabled:               true,
 			SynthesizeClientSpans: true,
 		},
+		Credentials: credentials.NewDefaultConfig(),
 	}
 }
 

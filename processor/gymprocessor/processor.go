@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
 	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
@@ -41,6 +42,10 @@ type gymProcessor struct {
 	tel    *telemetry
 	clock  clock
 	diag   *diagnostics
+
+	// creds is the credentials rule, credLog names each key it removes once.
+	creds   *credentials.Rule
+	credLog *credentials.Log
 
 	mu       sync.Mutex
 	eng      *engine
@@ -97,6 +102,9 @@ func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer
 		diag:   newDiagnostics(logger, clk),
 		eng:    eng,
 		red:    &redelivery{},
+
+		creds:   cfg.Credentials.Rule(),
+		credLog: credentials.NewLog(logger, credentialsMetric),
 	}
 	p.idle = sync.NewCond(&p.mu)
 	return p, nil
@@ -214,6 +222,7 @@ func (p *gymProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	if err := p.atBound(ctx); err != nil {
 		return err // nothing of td was taken: the sender retries it
 	}
+	p.removeCredentials(ctx, td) // before anything records or reads td
 	var rec []byte
 	if p.jr != nil {
 		// The batch as it arrived, for the journal (the engine rewrites td).

@@ -27,6 +27,7 @@ type TelemetryBuilder struct {
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
 	ExporterGymspansBytesWritten       metric.Int64Counter
+	ExporterGymspansCredentialsRemoved metric.Int64Counter
 	ExporterGymspansDuplicateSpans     metric.Int64Counter
 	ExporterGymspansFileAppends        metric.Int64Counter
 	ExporterGymspansFileCreates        metric.Int64Counter
@@ -81,6 +82,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_gymspans_bytes_written",
 		metric.WithDescription("Bytes written, by file kind. [Alpha]"),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterGymspansCredentialsRemoved, err = builder.meter.Int64Counter(
+		"otelcol_exporter_gymspans_credentials_removed",
+		metric.WithDescription("Attributes left out of the capture dir's files because their keys carry credentials (`credentials`, design §6); the gym processor removes them before, so with it this stays 0. Each key is logged once, never its value. [Alpha]"),
+		metric.WithUnit("{attribute}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterGymspansDuplicateSpans, err = builder.meter.Int64Counter(

@@ -37,6 +37,22 @@ func AssertEqualExporterGymspansBytesWritten(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterGymspansCredentialsRemoved(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_gymspans_credentials_removed",
+		Description: "Attributes left out of the capture dir's files because their keys carry credentials (`credentials`, design §6); the gym processor removes them before, so with it this stays 0. Each key is logged once, never its value. [Alpha]",
+		Unit:        "{attribute}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_gymspans_credentials_removed")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterGymspansDuplicateSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_gymspans_duplicate_spans",

@@ -20,6 +20,7 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ExporterGymspansBytesWritten.Add(context.Background(), 1)
+	tb.ExporterGymspansCredentialsRemoved.Add(context.Background(), 1)
 	tb.ExporterGymspansDuplicateSpans.Add(context.Background(), 1)
 	tb.ExporterGymspansFileAppends.Add(context.Background(), 1)
 	tb.ExporterGymspansFileCreates.Add(context.Background(), 1)
@@ -40,6 +41,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterGymspansTornTailsCut.Add(context.Background(), 1)
 	tb.ExporterGymspansWriteErrors.Add(context.Background(), 1)
 	AssertEqualExporterGymspansBytesWritten(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterGymspansCredentialsRemoved(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterGymspansDuplicateSpans(t, testTel,

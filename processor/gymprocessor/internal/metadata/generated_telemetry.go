@@ -28,6 +28,7 @@ type TelemetryBuilder struct {
 	registrations                      []metric.Registration
 	ProcessorGymAttemptLinksMissed     metric.Int64Counter
 	ProcessorGymBatchesRefused         metric.Int64Counter
+	ProcessorGymCredentialsRemoved     metric.Int64Counter
 	ProcessorGymDownstreamFailedSpans  metric.Int64Counter
 	ProcessorGymDuplicateSpans         metric.Int64Counter
 	ProcessorGymIndexEntries           metric.Int64Gauge
@@ -93,6 +94,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_gym_batches_refused",
 		metric.WithDescription("Batches refused to the sender with a retryable error (it keeps and retries them): spans wait for redelivery, and with the spans held undecided they reached `max_pending_spans` or `max_pending_bytes` (design §4.5). [Alpha]"),
 		metric.WithUnit("{batch}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGymCredentialsRemoved, err = builder.meter.Int64Counter(
+		"otelcol_processor_gym_credentials_removed",
+		metric.WithDescription("Attributes removed because their keys carry credentials (`credentials`, design §6): from arriving batches' resources, spans, span events and links, before anything records, writes or forwards them. Each key is logged once, never its value. [Alpha]"),
+		metric.WithUnit("{attribute}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorGymDownstreamFailedSpans, err = builder.meter.Int64Counter(

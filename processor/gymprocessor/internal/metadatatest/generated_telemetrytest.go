@@ -53,6 +53,22 @@ func AssertEqualProcessorGymBatchesRefused(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorGymCredentialsRemoved(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_gym_credentials_removed",
+		Description: "Attributes removed because their keys carry credentials (`credentials`, design §6): from arriving batches' resources, spans, span events and links, before anything records, writes or forwards them. Each key is logged once, never its value. [Alpha]",
+		Unit:        "{attribute}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_gym_credentials_removed")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorGymDownstreamFailedSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gym_downstream_failed_spans",

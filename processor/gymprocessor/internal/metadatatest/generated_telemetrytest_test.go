@@ -21,6 +21,7 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.ProcessorGymAttemptLinksMissed.Add(context.Background(), 1)
 	tb.ProcessorGymBatchesRefused.Add(context.Background(), 1)
+	tb.ProcessorGymCredentialsRemoved.Add(context.Background(), 1)
 	tb.ProcessorGymDownstreamFailedSpans.Add(context.Background(), 1)
 	tb.ProcessorGymDuplicateSpans.Add(context.Background(), 1)
 	tb.ProcessorGymIndexEntries.Record(context.Background(), 1)
@@ -49,6 +50,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymBatchesRefused(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGymCredentialsRemoved(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGymDownstreamFailedSpans(t, testTel,
