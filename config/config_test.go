@@ -177,7 +177,8 @@ func anySlice(v any) []any {
 }
 
 // TestEvalSubmitKeepsGymShape: eval-submit.yaml has the components Gym's
-// renderer writes, with gym after transform/identity and resource.
+// renderer writes, with gym after transform/identity and resource, and
+// gymcredentials before every processor but memory_limiter.
 func TestEvalSubmitKeepsGymShape(t *testing.T) {
 	doc := shippedConfigs(t)["eval-submit.yaml"]
 	for section, names := range map[string][]string{
@@ -193,7 +194,7 @@ func TestEvalSubmitKeepsGymShape(t *testing.T) {
 	}
 	procs, _ := mapAt(doc, "service", "pipelines", "traces")["processors"].([]any)
 	order := strings.Join(toStrings(procs), " ")
-	if order != "memory_limiter transform/identity resource gym gymcapture batch" {
+	if order != "memory_limiter gymcredentials transform/identity resource gym gymcapture batch" {
 		t.Errorf("eval-submit.yaml traces processors = %q", order)
 	}
 }
