@@ -20,9 +20,11 @@ var Standalone string
 // WithStandaloneDefault returns args with `--config=yaml:<Standalone>`
 // appended when they start the collector without any --config, and the
 // forwarding overlay after it when OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT is set
-// (forward.go). Sub-commands (components, validate, help, completion) and
-// --help/--version are left alone, so they behave as in any collector; --set
-// and --feature-gates still apply on top of the default. The error says what
+// (forward.go). `validate` without --config gets them too: it checks what
+// `otelcol-gym` alone would run, forwarding variables included. The other
+// sub-commands (components, help, completion) and --help/--version are left
+// alone, so they behave as in any collector; --set and --feature-gates still
+// apply on top of the default. The error says what
 // is wrong with the forwarding variables.
 func WithStandaloneDefault(args []string) ([]string, error) {
 	out := withDefault(args, Standalone)
@@ -42,7 +44,7 @@ func withDefault(args []string, standalone string) []string {
 			return args
 		case a == "-h" || a == "--help" || a == "-v" || a == "--version":
 			return args
-		case a == "components" || a == "validate" || a == "help" || a == "completion":
+		case a == "components" || a == "help" || a == "completion":
 			return args
 		}
 	}

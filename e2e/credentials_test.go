@@ -317,6 +317,7 @@ func TestCredentialsStandaloneForwarding(t *testing.T) {
 		config.ForwardHeadersEnv + "=authorization=" + header,
 	}
 	debug := "--set=service::telemetry::logs::level=debug"
+	// validate alone checks the embedded default with its forwarding.
 	out, err := runCmd(t, time.Minute, env, collectorBinary(t), "validate", debug)
 	require.NoError(t, err, out)
 	assert.NotContains(t, out, header, "validate shows the header")
