@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
-.PHONY: run build collector gymsim test test-realgym fuzz generate vet lint
+.PHONY: run build collector gymsim test test-go test-realgym fuzz generate vet lint
 
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
@@ -36,15 +36,22 @@ lint:
 	$(GO) -C $(CURDIR)/internal/tools build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	$(BIN)/golangci-lint run ./...
 
-# All tests, with the race detector. The binaries are built once and shared
-# by every end-to-end test. cmd/otelcol-gym has no tests of its own (the
+# All tests, with the race detector, after golangci-lint (whose govet runs every analyzer
+# `go vet` runs, and more: make vet is there to run alone). The binaries are built once and
+# shared by every end-to-end test. The fuzz targets' seed corpora run here as tests; the
+# fuzzing itself is make fuzz (docs/development.md#cis-time-budget). cmd/otelcol-gym has no tests of its own (the
 # binary is tested as a subprocess in e2e/, its sources in
 # internal/distribution), and is left out only so that `go test -race` does
 # not rebuild the whole distribution with the race detector for nothing.
+# test-go is make test's go test alone (.ci/run runs it as a phase of its own, with
+# make test-realgym beside it: issue #52); GOTESTFLAGS adds flags (.ci/run: -v, for each
+# test's time in its summary).
 PKGS = $(shell $(GO) list ./... | grep -v '/cmd/otelcol-gym$$')
-test: build vet lint
-	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(PKGS)
-	$(MAKE) fuzz
+GOTESTFLAGS ?=
+GOTEST = OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(GOTESTFLAGS)
+test: build lint test-go
+test-go: build
+	$(GOTEST) $(PKGS)
 
 # The real NeMo Gym end to end (issue #17; e2e/README.md): the pinned Python venv,
 # made once and cached outside the repo by e2e/realgym/setup-venv.sh, and the user-install venv
@@ -63,7 +70,9 @@ test-realgym: build
 	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_PHOENIX_VENV="$$phoenix" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
 	unshare --net sh -c 'ip link set lo up && exec $(GO) test -count=1 -v -timeout 25m -run "$(REALGYM_RUN)" -skip "$(REALGYM_SKIP)" ./e2e/'
 
-# Short runs of every fuzz target (their seed corpora also run in `go test`); each
+# Short runs of every fuzz target, not part of make test or CI (their seed corpora run in
+# `go test`; the fuzzing builds every dependency again with coverage instrumentation, minutes
+# on a cold cache: docs/development.md#cis-time-budget). Each
 # line names the package its target is in (internal/distribution's TestMakeFuzzRunsEveryTarget).
 # -fuzzminimizetime keeps a worker from spending the run minimizing one input.
 # The budget is a count of executions, not a duration: with a duration, Go 1.26's fuzz
