@@ -299,6 +299,51 @@ func TestCrashSendersRetryAfterTheJobSpan(t *testing.T) {
 	}
 }
 
+// The agent's POST /run, decided upward, waits for its parent (the
+// orchestrator's HTTP POST) to know whether it is its rollout's root. The
+// orchestrator's batch was refused by a collector killed again and again, and
+// its sender's backoff brings it more than wait after the POST /run arrived,
+// within wait after the last restart: the POST /run still hangs below it, and
+// the rollout has one root (TestCrashKill9RotatingJournal/all, where 22 kills
+// in 24 s cut 60 rollouts' POST /run from their HTTP POST).
+func TestCrashRootWaitsForItsParentAfterARestart(t *testing.T) {
+	cfg := testConfig()
+	h := newCrashHarness(t, cfg)
+	spans := rolloutSpans("0-0", rolloutOpts{obs: true, hParent: "job", trace: "job"})
+	orchestrator, agent := splitByProc(spans, "orchestrator")
+	require.NotEmpty(t, orchestrator)
+	h.consume(buildTraces(gymProcs, procOrder, agent))
+	h.tickAt(cfg.Settle) // POST /run decided upward; its parent has not come
+	require.Positive(t, h.pending(), "POST /run waits for its parent")
+	h.tickAt(cfg.Wait / 2)
+	h.kill()
+	h.clock.Advance(500 * time.Millisecond)
+	h.start()
+	h.tickAt(cfg.Wait/2 + time.Second) // more than wait after POST /run arrived
+	require.Positive(t, h.pending(), "POST /run still waits: the wait after the restart has not ended")
+	h.consume(buildTraces(gymProcs, procOrder, append(orchestrator, jobSpan("job")))) // the orchestrator's retry
+	h.tickAt(cfg.Settle)
+	h.tickAt(cfg.Wait)
+	require.Zero(t, h.pending())
+
+	out := normalize(h.sink.AllTraces())
+	byID := map[string]bool{}
+	var roots []string
+	for _, s := range out {
+		byID[s.SpanID] = true
+		if s.Rollout == "0-0" && s.Attributes[gymconv.RolloutRootAttribute] == true {
+			roots = append(roots, s.Service+" "+s.Name)
+		}
+	}
+	assert.Len(t, byID, len(spans)+1, "every span")
+	require.Len(t, roots, 1, "one root: %v", roots)
+	for _, s := range out {
+		if s.Name == "POST /run" && s.Rollout == "0-0" {
+			assert.NotEmpty(t, s.ParentID, "POST /run of %s hangs below the HTTP POST", s.Service)
+		}
+	}
+}
+
 // A re-dispatched attempt's root waiting for its previous attempt's root
 // (phaseAttempt) is held again after a kill -9, still waiting for it, and
 // links to it when it comes.

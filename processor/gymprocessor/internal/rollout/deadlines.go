@@ -13,10 +13,11 @@ package rollout // import "github.com/otelcol-gym/otelcol-gym/processor/gymproce
 // end before it), rollout_wait (a parent that is still open: the agent's
 // POST /run while an hour-long rollout runs).
 //
-// A restart (Core.Restarted) changes one rule for wait after it: the
+// A restart (Core.Restarted) changes two rules for wait after it: the
 // senders retry, with backoff, what the stopped collector had not
 // acknowledged, so the spans below a span can come after its settle even
-// though they ended before it.
+// though they ended before it (undecidedRelease), and a root's parent can
+// come after the root's wait (rootCut).
 type deadlines struct {
 	settle, wait, rolloutWait int64
 	// restartWait is when the wait after the latest restart ends (its time
@@ -57,8 +58,11 @@ func (d deadlines) undecidedRelease(e *entry, now int64) int64 {
 // rootCut is when a rollout root decided upward whose parent has not
 // arrived is cut from it (PhaseCut): wait after the root arrived. A parent
 // in the root's own rollout would have ended after the root and arrived by
-// then.
-func (d deadlines) rootCut(arrival int64) int64 { return arrival + d.wait }
+// then, unless a restart came between: the parent may then be in a
+// sender's retry, and the root waits, when later, until the wait after the
+// restart ends. A root that was waiting when the restart came is given the
+// later time when its first one passes (expire).
+func (d deadlines) rootCut(arrival int64) int64 { return max(arrival+d.wait, d.restartWait) }
 
 // previousAttemptRoot is when a re-dispatched attempt's root, decided now
 // before its previous attempt's root was seen, looks for it again and

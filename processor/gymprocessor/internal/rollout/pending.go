@@ -174,6 +174,10 @@ func (c *Core) expire(e *entry, relReason Reason) {
 		}
 		c.setDeadline(e, PhaseRelease, c.dl.undecidedRelease(e, c.now))
 	case PhaseCut:
+		if d := c.dl.rootCut(e.arrival); d > c.now && relReason != ReasonShutdown {
+			c.setDeadline(e, PhaseCut, d) // a restart came while it waited
+			return
+		}
 		c.resolveRoot(n, true)
 	case PhaseRelease:
 		c.releaseNone(n, releaseReason(n, relReason))
