@@ -346,6 +346,34 @@ func TestViewer(t *testing.T) {
 		}
 	})
 
+	t.Run("ASGI receive and send spans are folded until asked", func(t *testing.T) {
+		b.t = t
+		id := sortedKeys(all)[0]
+		asgi := 0
+		for _, l := range readJSONLines[map[string]any](t, filepath.Join(dir, id+".spans.jsonl")) {
+			if attrs, _ := l["attributes"].(map[string]any); attrs["asgi.event.type"] != nil {
+				asgi++
+			}
+		}
+		require.Positive(t, asgi, "rollout %s has ASGI spans (gymsim sends them)", id)
+		b.open("/rollout?run="+viewerRunID+"&id="+id, `document.getElementById('main').dataset.rendered`)
+		visible := func() (asgiShown, others int) {
+			return evalJS[int](b, `document.querySelectorAll('#waterfall .span-row.asgi:not([hidden])').length`),
+				evalJS[int](b, `document.querySelectorAll('#waterfall .span-row:not(.asgi):not([hidden])').length`)
+		}
+		shown, others := visible()
+		assert.Zero(t, shown, "no ASGI span shown at first")
+		assert.Equal(t, asgi, evalJS[int](b, `document.querySelectorAll('#waterfall .span-row.asgi').length`), "every ASGI span has its row")
+		assert.Contains(t, evalJS[string](b, `document.getElementById('asgi-toggle').textContent`), fmt.Sprintf("%d ASGI", asgi))
+		b.click(`#asgi-toggle`)
+		b.wait(`document.querySelectorAll('#waterfall .span-row.asgi:not([hidden])').length > 0`)
+		shown, othersAfter := visible()
+		assert.Equal(t, asgi, shown, "one click shows them all")
+		assert.Equal(t, others, othersAfter, "and hides nothing else")
+		b.key("a")
+		b.wait(`document.querySelectorAll('#waterfall .span-row.asgi:not([hidden])').length === 0`)
+	})
+
 	t.Run("model calls show their tokens, the run page the run's", func(t *testing.T) {
 		b.t = t
 		checkViewerTokens(t, b, dir, sortedKeys(all))

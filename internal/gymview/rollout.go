@@ -22,21 +22,24 @@ type rolloutPage struct {
 	Run      string `json:"run"`
 	InFlight bool   `json:"in_flight"`
 	// NotKept: its rollouts.jsonl row was let go (Options.MaxRollouts).
-	NotKept     bool                  `json:"not_kept,omitempty"`
-	Summary     *listRow              `json:"summary,omitempty"` // its rollouts.jsonl row
-	T0          string                `json:"t0,omitempty"`      // the first start, RFC 3339 UTC
-	Duration    int64                 `json:"duration"`          // ns from the first start to the last end
-	Spans       []*viewSpan           `json:"spans"`             // in tree order
-	Resources   []json.RawMessage     `json:"resources"`         // the spans' resource attributes, each once
-	Services    []string              `json:"services"`          // by first appearance, for colours
-	Errors      int                   `json:"errors"`            // spans with status ERROR
-	Exchanges   []*exchange           `json:"exchanges"`
-	Capture     bool                  `json:"capture"` // a capture file exists
-	Skipped     int                   `json:"skipped,omitempty"`
-	OtherRuns   int                   `json:"other_runs,omitempty"` // spans of the same id in other runs, left out
-	JaegerURL   string                `json:"jaeger_url,omitempty"`
-	LinkTargets map[string]linkTarget `json:"link_targets,omitempty"`
-	liveRollout                       // capture-only and stalled (livepage.go)
+	NotKept   bool              `json:"not_kept,omitempty"`
+	Summary   *listRow          `json:"summary,omitempty"` // its rollouts.jsonl row
+	T0        string            `json:"t0,omitempty"`      // the first start, RFC 3339 UTC
+	Duration  int64             `json:"duration"`          // ns from the first start to the last end
+	Spans     []*viewSpan       `json:"spans"`             // in tree order
+	Resources []json.RawMessage `json:"resources"`         // the spans' resource attributes, each once
+	Services  []string          `json:"services"`          // by first appearance, for colours
+	Errors    int               `json:"errors"`            // spans with status ERROR
+	Exchanges []*exchange       `json:"exchanges"`
+	Capture   bool              `json:"capture"` // a capture file exists
+	Skipped   int               `json:"skipped,omitempty"`
+	OtherRuns int               `json:"other_runs,omitempty"` // spans of the same id in other runs, left out
+	// OtherDispatchExchanges counts the capture file's exchanges outside
+	// this dispatch's spans (dispatch.go): another run's, not shown.
+	OtherDispatchExchanges int                   `json:"other_dispatch_exchanges,omitempty"`
+	JaegerURL              string                `json:"jaeger_url,omitempty"`
+	LinkTargets            map[string]linkTarget `json:"link_targets,omitempty"`
+	liveRollout                                  // capture-only and stalled (livepage.go)
 }
 
 // linkTarget is the rollout whose root a span link points at (a
@@ -86,6 +89,7 @@ func (h *Handler) readRollout(id, run string) (*rolloutPage, error) {
 	default:
 		p.Capture = true
 	}
+	xs, p.OtherDispatchExchanges = ofThisDispatch(xs, spans, p.InFlight)
 	joinExchanges(markModelCalls(spans), xs)
 
 	t0 := rolloutStart(row, spans, xs)

@@ -55,6 +55,7 @@ type spanKeys struct {
 	HTTPTarget     any `json:"http.target"`
 	HTTPRoute      any `json:"http.route"`
 	PeerService    any `json:"peer.service"`
+	ASGIEventType  any `json:"asgi.event.type"`
 }
 
 // resourceKeys are the resource attributes the viewer reads. A span's
@@ -75,6 +76,8 @@ type viewSpan struct {
 	ParentID      string          `json:"parent_span_id"`
 	TraceID       string          `json:"trace_id"`
 	Name          string          `json:"name"`
+	Label         string          `json:"label,omitempty"` // what the page shows when not the name (spanlabel.go)
+	ASGI          bool            `json:"asgi,omitempty"`  // an ASGI receive/send span, folded until asked
 	Kind          string          `json:"kind"`
 	Service       string          `json:"service"`
 	Start         int64           `json:"start"`
@@ -126,6 +129,8 @@ func (l *spanLine) view() *viewSpan {
 	}
 	// A key of another type than the viewer expects is only not used.
 	_ = json.Unmarshal(v.Attributes, &v.attrs)
+	v.Label = spanLabel(v.Name, v.attrs)
+	v.ASGI = isASGIEvent(v.attrs)
 	var res resourceKeys
 	_ = json.Unmarshal(v.resource, &res)
 	v.Service = firstNonEmpty(str(res.ServiceOverride), str(res.ServiceName))

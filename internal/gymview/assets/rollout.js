@@ -32,6 +32,10 @@ export function rolloutPage(main, params) {
   let quiet = 0;
   let svcClass = palette([]);
   const folded = new Set();
+  // ASGI's per-message spans ("POST /run http receive", "… http send") are
+  // most of a rollout's rows and say little: folded into their server span
+  // until the user asks (the button above the waterfall, or "a").
+  let showASGI = false;
   const captures = new Map(); // capture line number → its promise
   const wanted = params.get('span') || '';
 
@@ -47,6 +51,7 @@ export function rolloutPage(main, params) {
     etag = t;
     const keep = data && sel >= 0 ? data.spans[sel].span_id : wanted;
     data = d;
+    if (keep && data.spans.some((s) => s.asgi && s.span_id === keep)) showASGI = true;
     render(keep);
   }
 
@@ -72,6 +77,7 @@ export function rolloutPage(main, params) {
       data.not_kept ? el('p', { class: 'muted', id: 'not-kept-rollout', text: "Its rollouts.jsonl row (status, where its time went, Gym's result) is no longer kept: the viewer keeps the newest rollouts (max_rollouts). Its spans and model calls below are read from its files." }) : null,
       data.skipped ? el('p', { class: 'muted', text: data.skipped + ' unreadable lines of the spans file were skipped.' }) : null,
       data.other_runs ? el('p', { class: 'muted', text: data.other_runs + ' spans of rollouts with the same id in other runs are not shown.' }) : null,
+      data.other_dispatch_exchanges ? el('p', { class: 'muted', id: 'other-dispatch', text: otherDispatchNote(data.other_dispatch_exchanges, data.exchanges.length) }) : null,
       data.capture_only ? noSpansBanner(1, 'this page shows') : null,
       stallLine(data.stalled),
     ]);
@@ -95,6 +101,15 @@ export function rolloutPage(main, params) {
     }
   }
 
+  // otherDispatchNote says why capture lines are left out (dispatch.go) and
+  // how to keep runs apart from the start.
+  function otherDispatchNote(n, kept) {
+    const what = fmtInt(n) + ' model exchange' + (n === 1 ? '' : 's') + ' of ' + data.id + '.capture.jsonl';
+    const how = ' Gym clears a rollout\'s captures when it dispatches the id again, in this run or a later one. To keep runs apart: a capture dir per run (Gym\'s model_call_capture_dir and the collector\'s NEMO_GYM_CAPTURE_DIR).';
+    if (!kept) return 'Captures replaced by a later run: the ' + what + ' lie outside this rollout\'s spans and are not shown.' + how;
+    return 'Not shown: ' + what + ', outside this rollout\'s spans (another dispatch of the same id).' + how;
+  }
+
   function item(k, v) {
     return el('span', null, el('span', { class: 'k', text: k }), el('span', { class: 'mono', text: v }));
   }
@@ -108,7 +123,9 @@ export function rolloutPage(main, params) {
       ticks.append(t);
     }
     const frag = document.createDocumentFragment();
-    frag.append(el('div', { class: 'axis' }, el('div', { class: 'muted', text: fmtInt(data.spans.length) + ' spans' }), ticks));
+    const asgi = data.spans.filter((s) => s.asgi).length;
+    const asgiToggle = asgi ? el('button', { id: 'asgi-toggle', type: 'button', title: 'a', onclick: () => toggleASGI() }) : null;
+    frag.append(el('div', { class: 'axis' }, el('div', { class: 'muted' }, fmtInt(data.spans.length) + ' spans ', asgiToggle), ticks));
     // One row per span, cloned from a template (10,000 rows build in a
     // fraction of the time createElement would take).
     // The label column has 38%, and the details may take 40% of the page.
@@ -124,7 +141,7 @@ export function rolloutPage(main, params) {
       const label = row.firstChild;
       const track = row.lastChild;
       const name = label.children[1];
-      name.textContent = s.name;
+      name.textContent = s.label || s.name;
       label.lastChild.textContent = s.service;
       if (s.model_call) label.insertBefore(modelMark.cloneNode(true), name);
       if (s.status === 'ERROR') label.insertBefore(errMark.cloneNode(true), label.children[1]);
@@ -150,7 +167,8 @@ export function rolloutPage(main, params) {
       if (s.status === 'ERROR') row.classList.add('error');
       if (s.descendants) row.classList.add('parent');
       if (s.model_call) row.classList.add('model-call');
-      row.title = s.name + ' · ' + s.service + ' · ' + fmtNS(s.end - s.start);
+      row.title = (s.label ? s.label + ' (span ' + s.name + ')' : s.name) + ' · ' + s.service + ' · ' + fmtNS(s.end - s.start);
+      if (s.asgi) row.classList.add('asgi');
       const ds = row.dataset;
       ds.i = i;
       ds.spanId = s.span_id;
@@ -176,8 +194,14 @@ export function rolloutPage(main, params) {
   }
 
   function applyFolds() {
+    const toggle = document.getElementById('asgi-toggle');
+    if (toggle) {
+      const n = data.spans.filter((s) => s.asgi).length;
+      toggle.textContent = showASGI ? 'fold the ' + fmtInt(n) + ' ASGI receive/send spans' : fmtInt(n) + ' ASGI receive/send spans folded: show';
+      toggle.setAttribute('aria-pressed', String(showASGI));
+    }
     for (let i = 0; i < rows.length; i++) {
-      rows[i].hidden = false;
+      rows[i].hidden = !showASGI && data.spans[i].asgi;
       const s = data.spans[i];
       const f = folded.has(s.span_id) && s.descendants > 0;
       rows[i].classList.toggle('folded', f);
@@ -187,6 +211,12 @@ export function rolloutPage(main, params) {
         i += s.descendants;
       }
     }
+  }
+
+  function toggleASGI() {
+    showASGI = !showASGI;
+    if (!showASGI && sel >= 0 && data.spans[sel].asgi) select(-1);
+    applyFolds();
   }
 
   function fold(i, on) {
@@ -382,7 +412,7 @@ export function rolloutPage(main, params) {
   function modelCall(d) {
     for (let i = sel + d; i >= 0 && i < rows.length; i += d) {
       if (data.spans[i].model_call) {
-        if (rows[i].hidden) { folded.clear(); applyFolds(); }
+        if (rows[i].hidden) { folded.clear(); showASGI = showASGI || data.spans[i].asgi; applyFolds(); }
         select(i, true, true);
         return true;
       }
@@ -418,6 +448,7 @@ export function rolloutPage(main, params) {
         case 'n': return modelCall(1);
         case 'p': return modelCall(-1);
         case 'm': go('map', { run }); return true;
+        case 'a': if (!data.spans.some((s) => s.asgi)) return false; toggleASGI(); return true;
       }
       return false;
     },
