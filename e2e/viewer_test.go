@@ -537,6 +537,21 @@ func TestViewer(t *testing.T) {
 		assert.NotContains(t, evalJS[string](b, `document.documentElement.outerHTML`), secret)
 	})
 
+	t.Run("a second run with the same rollout ids: the runs page says so, and how to keep runs apart", func(t *testing.T) {
+		b.t = t
+		id := sortedKeys(all)[0]
+		f, err := os.OpenFile(filepath.Join(dir, "rollouts.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(f, `{"rollout_id":%q,"run_id":"viewersecondrun","trace_id":"0af7651916cd43dd8448eb211c80319c","root_span_id":"b7ad6b7169203331","start_time":"2026-12-01T09:30:00Z","end_time":"2026-12-01T09:30:05Z","status":"UNSET","error_count":0,"service_name":"nemo-gym/orchestrator","name":"HTTP POST"}`+"\n", id)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		b.open("/", `document.getElementById('repeated-note')`)
+		note := evalJS[string](b, `document.getElementById('repeated-note').textContent`)
+		assert.Contains(t, note, id+" is in runs ")
+		assert.Contains(t, note, "viewersecondrun")
+		assert.Contains(t, note, "a capture dir per run")
+	})
+
 	t.Run("no script ran, no other host, CSP on every document", func(t *testing.T) {
 		b.t = t
 		b.clean()

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestOfThisDispatch(t *testing.T) {
@@ -103,4 +105,34 @@ type rolloutAnswer struct {
 		SpanID   string `json:"span_id"`
 		Exchange int    `json:"exchange"`
 	} `json:"spans"`
+}
+
+// A second run with the same rollout ids in the capture dir: the runs page
+// says so, with the fix, and the log says it once.
+func TestRepeatedRolloutIDsAreToldOnce(t *testing.T) {
+	dir := copyDir(t, filepath.Join("testdata", "gymsim_retry_in_flight"))
+	core, logs := observer.New(zap.WarnLevel)
+	h := newTestHandler(t, dir, Options{Logger: zap.New(core)})
+	runs := func() runsPage {
+		rec := get(t, h, "/api/runs")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var p runsPage
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
+		return p
+	}
+	assert.Empty(t, runs().RepeatedID, "one run: nothing to say")
+
+	f, err := os.OpenFile(filepath.Join(dir, "rollouts.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"rollout_id":"0-1","run_id":"secondrun","trace_id":"0af7651916cd43dd8448eb211c80319c","root_span_id":"b7ad6b7169203331","start_time":"2026-12-01T09:30:00Z","end_time":"2026-12-01T09:30:05Z","status":"UNSET","error_count":0,"service_name":"nemo-gym/orchestrator","name":"HTTP POST"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	p := runs()
+	assert.Equal(t, "0-1", p.RepeatedID)
+	assert.Equal(t, []string{"goldrun", "secondrun"}, p.RepeatedRuns)
+	runs()
+	warned := logs.FilterMessageSnippet("more than one run with the same rollout ids").All()
+	require.Len(t, warned, 1, "logged once")
+	assert.Contains(t, warned[0].Message, "capture dir per run")
 }

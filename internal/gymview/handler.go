@@ -72,6 +72,7 @@ type Handler struct {
 	logged  time.Time
 
 	notKeptLogged bool // the first rows let go were logged
+	repeatLogged  bool // a rollout id of two runs was logged
 
 	splits    map[string]*splitStats // by run (timesplit.go)
 	gym       *gymOutput             // nil without Gym's output (gympage.go)
@@ -125,6 +126,12 @@ func (h *Handler) refreshLocked() {
 		h.notKeptLogged = true
 		h.log.Warn("The viewer keeps the newest rollouts only: the oldest are no longer listed (their runs count them); raise max_rollouts (otelcol-gym view --max-rollouts) to list more, about 480 bytes of memory a rollout",
 			zap.String("capture_dir", h.opts.CaptureDir), zap.Int("max_rollouts", h.index.max))
+	}
+	if h.index.repeated != "" && !h.repeatLogged {
+		h.repeatLogged = true
+		h.log.Warn("The capture dir holds more than one run with the same rollout ids: Gym reuses its rollout ids in every run and clears <id>.capture.jsonl when it dispatches an id again, so an earlier run's <id>.spans.jsonl sits beside the later run's capture file. "+
+			"The viewer shows each run apart and a rollout page only its own model calls; to keep the runs' files apart, use a capture dir per run (Gym's model_call_capture_dir and the collector's NEMO_GYM_CAPTURE_DIR)",
+			zap.String("capture_dir", h.opts.CaptureDir), zap.String("rollout_id", h.index.repeated), zap.Strings("runs", h.index.repeatedRuns[:]))
 	}
 	h.refreshGymLocked()
 	h.live.refresh(h.now(), h.scan, h.index)

@@ -92,10 +92,15 @@ type rolloutIndex struct {
 	byRoot    map[string]*rollout   // root span id → row, for links between rollouts
 	ids       map[string]int32      // every rollout id with a row, in any run: its rows
 	malformed int
-	badSplits int    // lines whose time_split_ms is unreadable (timesplit.go)
-	gen       uint64 // changes whenever rows change
-	resets    uint64 // changes whenever the index starts over (reset)
-	strs      map[string]string
+	badSplits int // lines whose time_split_ms is unreadable (timesplit.go)
+	// repeated is the first rollout id with rows in two runs (Gym reuses
+	// its ids in every run): its earlier run's files and the later run's
+	// capture sit side by side (dispatch.go); repeatedRuns are those runs.
+	repeated     string
+	repeatedRuns [2]string
+	gen          uint64 // changes whenever rows change
+	resets       uint64 // changes whenever the index starts over (reset)
+	strs         map[string]string
 
 	// What forget let go: each run's counts, their sum, and the ids' hashes.
 	notKept    map[string]*notKept
@@ -132,6 +137,7 @@ func (ix *rolloutIndex) reset() {
 	ix.notKept, ix.notKeptAll = map[string]*notKept{}, 0
 	ix.forgotten = map[uint64]struct{}{}
 	ix.malformed, ix.badSplits = 0, 0
+	ix.repeated, ix.repeatedRuns = "", [2]string{}
 	ix.gen++
 	ix.resets++
 }
@@ -312,7 +318,10 @@ func (ix *rolloutIndex) add(line []byte) error {
 	ix.rows = append(ix.rows, r)
 	ix.byKey[k] = r
 	ix.byRun[r.Run] = append(ix.byRun[r.Run], r)
-	ix.ids[r.ID]++
+	if ix.ids[r.ID]++; ix.ids[r.ID] > 1 && ix.repeated == "" {
+		ix.repeated = r.ID
+		ix.repeatedRuns = [2]string{ix.otherRun(r), r.Run}
+	}
 	if r.RootSpanID != "" {
 		ix.byRoot[r.RootSpanID] = r
 	}
@@ -321,6 +330,16 @@ func (ix *rolloutIndex) add(line []byte) error {
 		ix.forget()
 	}
 	return nil
+}
+
+// otherRun is a run other than r's with a row of r's id, or "".
+func (ix *rolloutIndex) otherRun(r *rollout) string {
+	for run := range ix.byRun {
+		if run != r.Run && ix.byKey[rolloutKey{run: run, id: r.ID}] != nil {
+			return run
+		}
+	}
+	return ""
 }
 
 // intern keeps one copy of the strings most rows share (run, service, name).

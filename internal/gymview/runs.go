@@ -41,6 +41,10 @@ type runsPage struct {
 	// no longer keeps.
 	MaxRollouts int `json:"max_rollouts,omitempty"`
 	NoSpans     int `json:"no_spans,omitempty"` // capture-only rollouts (livepage.go)
+	// RepeatedID is a rollout id of two runs (RepeatedRuns) in this capture
+	// dir: the runs share its files' names (index.go).
+	RepeatedID   string   `json:"repeated_id,omitempty"`
+	RepeatedRuns []string `json:"repeated_runs,omitempty"`
 }
 
 func (h *Handler) runs() runsPage {
@@ -92,6 +96,9 @@ func (h *Handler) runs() runsPage {
 		note(x.Run, x.Start, 0)
 	}
 	page := runsPage{Malformed: h.index.malformed}
+	if h.index.repeated != "" {
+		page.RepeatedID, page.RepeatedRuns = h.index.repeated, h.index.repeatedRuns[:]
+	}
 	if len(h.index.notKept) > 0 {
 		page.MaxRollouts = h.index.max
 	}

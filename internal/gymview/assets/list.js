@@ -71,6 +71,7 @@ export function runsPage(main) {
     if (data.map_error) note.append(errorBox(data.map_error));
     if (data.malformed) note.append(el('p', { class: 'muted', text: data.malformed + ' unreadable lines in rollouts.jsonl were skipped.' }));
     if (data.no_spans) note.append(noSpansBanner(data.no_spans, 'the run "' + runLabel('') + '" lists'));
+    if (data.repeated_id) note.append(el('p', { class: 'muted', id: 'repeated-note', text: 'Rollout ids repeat across runs here (' + data.repeated_id + ' is in runs ' + data.repeated_runs.map(runLabel).join(' and ') + '): Gym reuses its ids in every run and clears a rollout\'s capture file when it dispatches the id again, so an earlier run\'s spans file sits beside the later run\'s captures. Each run is listed apart, and a rollout page shows only its own model calls. To keep runs\' files apart: a capture dir per run (Gym\'s model_call_capture_dir and the collector\'s NEMO_GYM_CAPTURE_DIR).' }));
     if (data.max_rollouts) note.append(el('p', { class: 'muted', id: 'not-kept-note', text: 'Runs marked * have rollouts the viewer no longer lists: it keeps the newest ' + fmtInt(data.max_rollouts) + ' rollouts of the capture dir in memory (raise max_rollouts to keep more). Their counts are still here.' }));
     fill(tbody, data.runs.map((r) => el('tr', {
       data: { key: r.run, run: r.run },
