@@ -7,20 +7,29 @@
 // OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT is set, design §6), the `view`
 // subcommand (design §8), which serves the rollout viewer instead of starting
 // the collector, and the `instrument` subcommand (design §6), which runs a
-// command with NeMo Gym's telemetry pointed at the collector.
+// command with NeMo Gym's telemetry pointed at the collector. It also prints
+// the version with the commit for --version (SPEC §9), which the collector's
+// own flag prints without.
 
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
+	otelcolgym "github.com/otelcol-gym/otelcol-gym"
 	"github.com/otelcol-gym/otelcol-gym/config"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 	"github.com/otelcol-gym/otelcol-gym/internal/instrument"
 )
 
 func init() {
+	if otelcolgym.AsksVersion(os.Args) {
+		info, _ := debug.ReadBuildInfo()
+		fmt.Println(otelcolgym.VersionLine("otelcol-gym", info))
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == gymview.CommandName {
 		os.Exit(gymview.RunCommand(os.Args[2:], os.Stderr))
 	}
