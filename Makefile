@@ -5,7 +5,7 @@ OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
 .PHONY: run build collector gymsim wheel dist test test-go test-realgym fuzz generate vet lint
 
-# The release build (SPEC §9): static (CGO_ENABLED=0: no libc to match, so one Linux binary runs
+# The release build (design §3): static (CGO_ENABLED=0: no libc to match, so one Linux binary runs
 # on every distribution) and without the build machine's paths (-trimpath), so that the same
 # commit gives the same bytes wherever it is built. bin/otelcol-gym is built this way too: the
 # e2e tests run the binary users get, and `make wheel` packages it as it is, with no second build.

@@ -1,7 +1,7 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package otelcolgym holds the version of the distribution (SPEC §9). The
+// Package otelcolgym holds the version of the distribution (design §3). The
 // version is written in one place, dist.version of builder-config.yaml: ocb
 // writes it into cmd/otelcol-gym/main.go, this package reads it from the
 // embedded manifest for `otelcol-gym --version` and for the wheels and

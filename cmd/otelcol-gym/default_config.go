@@ -8,7 +8,7 @@
 // subcommand (design §8), which serves the rollout viewer instead of starting
 // the collector, and the `instrument` subcommand (design §6), which runs a
 // command with NeMo Gym's telemetry pointed at the collector. It also prints
-// the version with the commit for --version (SPEC §9), which the collector's
+// the version with the commit for --version (design §3), which the collector's
 // own flag prints without.
 
 package main

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command release packages built otelcol-gym binaries the way Gym's users get
-// them (SPEC §9): a Python wheel per platform that puts otelcol-gym on the
+// them (design §3): a Python wheel per platform that puts otelcol-gym on the
 // venv's PATH, and with -archives a tar.gz per platform (binary, LICENSE,
 // README.md), with -sums a SHA256SUMS of everything it wrote. `make wheel` and
 // `make dist` run it:

@@ -13,7 +13,7 @@ type platform struct {
 	goos, goarch string
 }
 
-// platforms are the targets of `make dist` (SPEC §9).
+// platforms are the targets of `make dist` (design §3).
 var platforms = []platform{
 	{"linux", "amd64"},
 	{"linux", "arm64"},
