@@ -22,6 +22,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/config"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 	"github.com/otelcol-gym/otelcol-gym/internal/instrument"
+	"github.com/otelcol-gym/otelcol-gym/internal/listencheck"
 )
 
 func init() {
@@ -41,6 +42,23 @@ func init() {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		os.Exit(1)
 	}
+	if len(args) != len(os.Args) {
+		exitIfListenersTaken(os.Args)
+	}
 	os.Args = args
 	config.ExitIfEnvironmentMissing(os.Args)
+}
+
+// exitIfListenersTaken stops the binary before the collector starts on the
+// embedded default when an address it listens on is taken (a second
+// otelcol-gym, Phoenix on 4317), and says by whom and how to move it.
+func exitIfListenersTaken(args []string) {
+	ls, err := listencheck.Listeners(config.Standalone, args)
+	if err != nil {
+		return // the collector reports a configuration it cannot read
+	}
+	if msg := listencheck.Explain("otelcol-gym", ls, listencheck.Check(ls), "extensions::health_check::endpoint"); msg != "" {
+		fmt.Fprint(os.Stderr, msg)
+		os.Exit(1)
+	}
 }
