@@ -182,9 +182,15 @@ func TestCheckWheelRejects(t *testing.T) {
 		var out bytes.Buffer
 		zw := zip.NewWriter(&out)
 		for _, f := range zr.File {
-			rc, _ := f.Open()
-			b, _ := io.ReadAll(rc)
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(rc)
 			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
 			name, b := edit(f.Name, b)
 			if name == "" {
 				continue
@@ -195,9 +201,13 @@ func TestCheckWheelRejects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fw.Write(b)
+			if _, err := fw.Write(b); err != nil {
+				t.Fatal(err)
+			}
 		}
-		zw.Close()
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		return out.Bytes()
 	}
 	for _, tc := range []struct {
@@ -222,7 +232,7 @@ func TestCheckWheelRejects(t *testing.T) {
 			}
 			return n, b
 		})},
-		{"renamed for another platform", strings.Replace(w.fileName(), "x86_64", "aarch64", -1), "WHEEL is", good.Bytes()},
+		{"renamed for another platform", strings.ReplaceAll(w.fileName(), "x86_64", "aarch64"), "WHEEL is", good.Bytes()},
 		{"not a wheel name", "otelcol_gym-0.0.1-py3-none-any.whl", "is not", good.Bytes()},
 	} {
 		if _, _, err := checkWheel(tc.fileName, tc.data, d); err == nil || !strings.Contains(err.Error(), tc.want) {
