@@ -9,9 +9,13 @@ OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 # on every distribution) and without the build machine's paths (-trimpath), so that the same
 # commit gives the same bytes wherever it is built. bin/otelcol-gym is built this way too: the
 # e2e tests run the binary users get, and `make wheel` packages it as it is, with no second build.
-# The version is dist.version of builder-config.yaml, and go build stamps the commit
-# (vcs.revision) into the binary; `otelcol-gym --version` prints both.
-GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath
+# The version is dist.version of builder-config.yaml; the commit (git's HEAD, "-modified" when
+# the tree has changes) is stamped here with -X, since go build's own stamp (vcs.revision) is
+# missing in a git worktree and with GOFLAGS=-buildvcs=false; `otelcol-gym --version` prints both.
+COMMIT    = $(shell git rev-parse HEAD 2>/dev/null)$(shell git status --porcelain 2>/dev/null | grep -q . && echo -modified)
+GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-X github.com/otelcol-gym/otelcol-gym.commit=$(COMMIT)'
+# Every file of a wheel or archive carries the commit's time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 HOST      = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
 DIST     := $(CURDIR)/dist
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
@@ -43,7 +47,7 @@ build: collector gymsim
 # `pip install dist/otelcol_gym-*.whl` puts otelcol-gym on the venv's PATH. internal/release
 # writes it (a zip, with archive/zip: no Python build backend needed) and checks the binary first.
 wheel: collector
-	$(GO) run ./internal/release -out $(DIST) $(BIN)/otelcol-gym=$(HOST)
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/release -out $(DIST) $(BIN)/otelcol-gym=$(HOST)
 
 # Every platform's binary (dist/bin/<os>_<arch>/), wheel and otelcol-gym_<version>_<os>_<arch>.tar.gz
 # (binary, LICENSE, README.md), and dist/SHA256SUMS; then internal/release's TestDist checks them
@@ -54,7 +58,7 @@ dist: collector
 	for p in $(PLATFORMS); do \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(DIST)/bin/$${p%/*}_$${p#*/}/otelcol-gym ./cmd/otelcol-gym || exit 1; \
 	done
-	$(GO) run ./internal/release -out $(DIST) -archives -sums $(foreach p,$(PLATFORMS),$(DIST)/bin/$(subst /,_,$(p))/otelcol-gym=$(p))
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/release -out $(DIST) -archives -sums $(foreach p,$(PLATFORMS),$(DIST)/bin/$(subst /,_,$(p))/otelcol-gym=$(p))
 	OTELCOL_GYM_DIST=$(DIST) OTELCOL_GYM_BIN=$(BIN)/otelcol-gym $(GO) test -count=1 -v -run '^TestDist$$' ./internal/release
 
 vet:

@@ -5,9 +5,8 @@
 // version is written in one place, dist.version of builder-config.yaml: ocb
 // writes it into cmd/otelcol-gym/main.go, this package reads it from the
 // embedded manifest for `otelcol-gym --version` and for the wheels and
-// archives of `make wheel` and `make dist` (internal/release), and the
-// commit comes from the build information go build stamps into every binary
-// built in a git checkout (vcs.revision, vcs.time, vcs.modified).
+// archives of `make wheel` and `make dist` (internal/release); the commit is
+// stamped by the Makefile's build (commit, below).
 package otelcolgym // import "github.com/otelcol-gym/otelcol-gym"
 
 import (
@@ -48,46 +47,36 @@ func manifestVersion(manifest []byte) (string, error) {
 	return m.Dist.Version, nil
 }
 
-// Commit is what go build stamped about the source a binary was built from:
-// the revision, the commit's time (RFC 3339, UTC) and whether the work tree
-// had changes. Revision is empty when the binary was built outside a git
-// checkout (or with -buildvcs=false).
-type Commit struct {
-	Revision string
-	Time     string
-	Modified bool
-}
+// commit is the commit the binary was built from, as the Makefile's build
+// sets it (-ldflags -X): git's HEAD, with "-modified" when the work tree had
+// changes. The Makefile stamps it itself because go build's own stamp
+// (vcs.revision) is missing from a build in a git worktree or with
+// -buildvcs=false.
+var commit string
 
-// CommitOf reads the vcs.* settings of a binary's build information.
-func CommitOf(info *debug.BuildInfo) Commit {
-	var c Commit
-	if info == nil {
-		return c
+// Commit is the commit a binary was built from: the Makefile's stamp, else
+// go build's (vcs.revision, "-modified" when vcs.modified), else "unknown".
+func Commit(info *debug.BuildInfo) string {
+	if commit != "" {
+		return commit
 	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			c.Revision = s.Value
-		case "vcs.time":
-			c.Time = s.Value
-		case "vcs.modified":
-			c.Modified = s.Value == "true"
+	var rev, modified string
+	if info != nil {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = "-modified"
+				}
+			}
 		}
 	}
-	return c
-}
-
-// String is the commit as `--version` prints it: the revision, with
-// "-modified" when the work tree had changes.
-func (c Commit) String() string {
-	switch {
-	case c.Revision == "":
-		return "unknown (built outside a git checkout)"
-	case c.Modified:
-		return c.Revision + "-modified"
-	default:
-		return c.Revision
+	if rev == "" {
+		return "unknown"
 	}
+	return rev + modified
 }
 
 // VersionLine is what `<command> --version` prints: the collector's own
@@ -95,7 +84,7 @@ func (c Commit) String() string {
 // and platform it was built with.
 func VersionLine(command string, info *debug.BuildInfo) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s version %s (commit %s", command, Version, CommitOf(info))
+	fmt.Fprintf(&b, "%s version %s (commit %s", command, Version, Commit(info))
 	if info != nil {
 		var goos, goarch string
 		for _, s := range info.Settings {

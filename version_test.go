@@ -58,12 +58,18 @@ func TestVersionLine(t *testing.T) {
 		{"modified", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: settings("GOOS", "darwin", "GOARCH", "amd64", "vcs.revision", rev, "vcs.modified", "true")},
 			"otelcol-gym version " + Version + " (commit " + rev + "-modified, go1.26.8 darwin/amd64)"},
 		{"no git", &debug.BuildInfo{GoVersion: "go1.26.8", Settings: settings("GOOS", "linux", "GOARCH", "amd64")},
-			"otelcol-gym version " + Version + " (commit unknown (built outside a git checkout), go1.26.8 linux/amd64)"},
-		{"no build info", nil, "otelcol-gym version " + Version + " (commit unknown (built outside a git checkout))"},
+			"otelcol-gym version " + Version + " (commit unknown, go1.26.8 linux/amd64)"},
+		{"no build info", nil, "otelcol-gym version " + Version + " (commit unknown)"},
 	} {
 		if got := VersionLine("otelcol-gym", tc.info); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
+	}
+	// The Makefile's stamp wins over go build's.
+	commit = "c0ffee-modified"
+	defer func() { commit = "" }()
+	if got, want := Commit(&debug.BuildInfo{Settings: settings("vcs.revision", rev)}), "c0ffee-modified"; got != want {
+		t.Errorf("Commit with the Makefile's stamp = %q, want %q", got, want)
 	}
 }
 

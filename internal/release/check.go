@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-
-	otelcolgym "github.com/otelcol-gym/otelcol-gym"
 )
 
 // mainPackage is the package every packaged binary must be built from.
@@ -21,7 +19,6 @@ const mainPackage = "github.com/otelcol-gym/otelcol-gym/cmd/otelcol-gym"
 
 // binaryInfo is what checkBinary learned about a binary.
 type binaryInfo struct {
-	commit   otelcolgym.Commit
 	minMacOS [2]int // darwin only: the oldest macOS it runs on
 }
 
@@ -39,7 +36,7 @@ func checkBinary(b []byte, p platform) (binaryInfo, error) {
 	if err := checkBuildInfo(info, p); err != nil {
 		return binaryInfo{}, err
 	}
-	bi := binaryInfo{commit: otelcolgym.CommitOf(info)}
+	var bi binaryInfo
 	switch p.goos {
 	case "linux":
 		err = checkELF(b, p)

@@ -13,9 +13,9 @@
 // format and architecture of its platform, CGO_ENABLED=0 and -trimpath in its
 // build information, no shared library to install). The version is
 // dist.version of builder-config.yaml (package otelcolgym), and every file
-// written carries the commit's time (vcs.time in the binaries' build
-// information, or $SOURCE_DATE_EPOCH when set), so the same commit gives
-// byte-identical wheels and archives.
+// written carries the time $SOURCE_DATE_EPOCH says (the Makefile sets it to
+// the commit's time), so the same commit gives byte-identical wheels and
+// archives.
 //
 // The wheel is written by wheel.go with archive/zip, not by a Python build
 // backend: a wheel is a zip of the binary under <name>.data/scripts/ (which
@@ -82,7 +82,11 @@ func run(args []string, stdout io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	written, err := writeAll(*out, builds, docs{license: license, readme: readme}, *archives)
+	t, err := sourceDate()
+	if err != nil {
+		return err
+	}
+	written, err := writeAll(*out, builds, docs{license: license, readme: readme}, t, *archives)
 	if err != nil {
 		return err
 	}

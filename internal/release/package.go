@@ -32,23 +32,18 @@ type artifacts struct {
 }
 
 // makeArtifacts checks bin, a binary for p, and packages it: its wheel and,
-// when withArchive, its archive, every file carrying the time of bin's
-// commit (sourceDate).
-func makeArtifacts(bin []byte, p platform, d docs, withArchive bool) (artifacts, binaryInfo, error) {
+// when withArchive, its archive, every file carrying the time t.
+func makeArtifacts(bin []byte, p platform, d docs, t time.Time, withArchive bool) (artifacts, binaryInfo, error) {
 	info, err := checkBinary(bin, p)
 	if err != nil {
 		return artifacts{}, info, err
 	}
-	t, err := sourceDate(info.commit)
-	if err != nil {
-		return artifacts{}, info, err
-	}
+	t = zipTime(t)
 	w := wheel{
 		version:     otelcolgym.Version,
 		platformTag: p.wheelPlatformTag(info.minMacOS),
 		binary:      bin,
 		license:     d.license,
-		commit:      info.commit.String(),
 		modified:    t,
 	}
 	var a artifacts
@@ -73,46 +68,32 @@ func makeArtifacts(bin []byte, p platform, d docs, withArchive bool) (artifacts,
 }
 
 // sourceDate is the time every packaged file carries: $SOURCE_DATE_EPOCH
-// when set (reproducible-builds.org's convention), else the commit's time
-// that go build stamped into the binary, else the zip format's first time.
-func sourceDate(c otelcolgym.Commit) (time.Time, error) {
-	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since 1970: %w", s, err)
-		}
-		return zipTime(time.Unix(n, 0)), nil
+// (reproducible-builds.org's convention; the Makefile sets it to the
+// commit's time), else the zip format's first time.
+func sourceDate() (time.Time, error) {
+	s := os.Getenv("SOURCE_DATE_EPOCH")
+	if s == "" {
+		return zipTime(time.Time{}), nil
 	}
-	if c.Time != "" {
-		t, err := time.Parse(time.RFC3339, c.Time)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("vcs.time %q: %w", c.Time, err)
-		}
-		return zipTime(t), nil
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since 1970: %w", s, err)
 	}
-	return zipTime(time.Time{}), nil
+	return zipTime(time.Unix(n, 0)), nil
 }
 
-// writeAll packages every build into dir and returns the names of the files
-// written. Every binary must come from the same commit.
-func writeAll(dir string, builds []build, d docs, withArchives bool) ([]string, error) {
+// writeAll packages every build into dir, every file with time t, and
+// returns the names of the files written.
+func writeAll(dir string, builds []build, d docs, t time.Time, withArchives bool) ([]string, error) {
 	var written []string
-	var first *build
-	var firstCommit otelcolgym.Commit
-	for i := range builds {
-		b := &builds[i]
+	for _, b := range builds {
 		bin, err := os.ReadFile(b.path)
 		if err != nil {
 			return written, err
 		}
-		a, info, err := makeArtifacts(bin, b.platform, d, withArchives)
+		a, _, err := makeArtifacts(bin, b.platform, d, t, withArchives)
 		if err != nil {
 			return written, fmt.Errorf("%s (%s): %w", b.path, b.platform, err)
-		}
-		if first == nil {
-			first, firstCommit = b, info.commit
-		} else if info.commit != firstCommit {
-			return written, fmt.Errorf("%s was built from commit %s, %s from %s: build them again from one", b.path, info.commit, first.path, firstCommit)
 		}
 		if err := os.WriteFile(filepath.Join(dir, a.wheelName), a.wheel, 0o644); err != nil {
 			return written, err

@@ -228,13 +228,15 @@ func checkArchive(name string, data []byte, p platform, d docs) ([]byte, error) 
 // checkDist checks a directory release wrote with -archives -sums: SHA256SUMS
 // lists exactly a wheel and an archive per platform of want, with their
 // hashes; both hold the same binary, which passes checkBinary; and packaging
-// that binary again gives the same bytes. It returns the binaries.
+// that binary again, with the time the wheel's entries have, gives the same
+// bytes. It returns the binaries.
 func checkDist(dir string, want []platform, d docs) (map[platform][]byte, error) {
 	sums, err := readSums(dir)
 	if err != nil {
 		return nil, err
 	}
 	wheels := map[platform][]byte{}
+	wheelNames := map[platform]string{}
 	archives := map[platform]string{}
 	for name, sum := range sums {
 		got, err := fileSHA256(filepath.Join(dir, name))
@@ -256,7 +258,7 @@ func checkDist(dir string, want []platform, d docs) (map[platform][]byte, error)
 			if wheels[p] != nil {
 				return nil, fmt.Errorf("%s lists two wheels for %s", sumsName, p)
 			}
-			wheels[p] = bin
+			wheels[p], wheelNames[p] = bin, name
 			continue
 		}
 		found := false
@@ -284,15 +286,19 @@ func checkDist(dir string, want []platform, d docs) (map[platform][]byte, error)
 		if !bytes.Equal(bin, wheels[p]) {
 			return nil, fmt.Errorf("%s and its wheel hold different binaries", archives[p])
 		}
-		again, _, err := makeArtifacts(bin, p, d, true)
+		wheel, err := os.ReadFile(filepath.Join(dir, wheelNames[p]))
 		if err != nil {
 			return nil, err
 		}
-		wheel, err := os.ReadFile(filepath.Join(dir, again.wheelName))
+		zr, err := zip.NewReader(bytes.NewReader(wheel), int64(len(wheel)))
 		if err != nil {
 			return nil, err
 		}
-		if !bytes.Equal(wheel, again.wheel) || !bytes.Equal(data, again.archive) {
+		again, _, err := makeArtifacts(bin, p, d, zr.File[0].Modified, true)
+		if err != nil {
+			return nil, err
+		}
+		if again.wheelName != wheelNames[p] || !bytes.Equal(wheel, again.wheel) || !bytes.Equal(data, again.archive) {
 			return nil, fmt.Errorf("%s: packaging its binary again gives other bytes than %s and %s", p, again.wheelName, archives[p])
 		}
 	}

@@ -30,7 +30,6 @@ type wheel struct {
 	platformTag string // compressed, e.g. manylinux_2_17_x86_64.manylinux2014_x86_64
 	binary      []byte
 	license     []byte
-	commit      string
 	modified    time.Time // every entry's time
 }
 
@@ -65,9 +64,10 @@ Description-Content-Type: text/markdown
 
 # otelcol-gym %s
 
-The otelcol-gym binary (commit %s): an OpenTelemetry Collector distribution
-for NeMo Gym. Installed into a venv, `+"`otelcol-gym`"+` is on the venv's PATH.
-`, pythonName, w.version, summary, w.version, w.commit)
+The otelcol-gym binary: an OpenTelemetry Collector distribution for NeMo
+Gym. Installed into a venv, `+"`otelcol-gym`"+` is on the venv's PATH;
+`+"`otelcol-gym --version`"+` says the commit it was built from.
+`, pythonName, w.version, summary, w.version)
 }
 
 func (w wheel) wheelFile() []byte {
