@@ -97,8 +97,8 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// writtenFiles names the files of captureDir modified since since, the
-// per-rollout files counted by kind.
+// writtenFiles names the files of captureDir modified since since (not the
+// hidden ones: locks, the journal), the per-rollout files counted by kind.
 func writtenFiles(captureDir string, since time.Time) []string {
 	entries, err := os.ReadDir(captureDir)
 	if err != nil {
@@ -108,7 +108,7 @@ func writtenFiles(captureDir string, since time.Time) []string {
 	perRollout := map[string]int{}
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.ModTime().Before(since) {
+		if err != nil || !info.Mode().IsRegular() || info.ModTime().Before(since) || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		switch name := e.Name(); {
