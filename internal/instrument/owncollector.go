@@ -126,7 +126,7 @@ func startCollector(endpoint, addr string, plan runPlan, sets []string) (*ownCol
 		case <-c.exited:
 			return nil, fmt.Errorf("the collector exited (%v) before it answered at %s:\n%s", c.err, endpoint, logSince(logPath, before))
 		case <-deadline.C:
-			c.drain()
+			_ = c.drain() // it did not start: its log says why
 			return nil, fmt.Errorf("the collector did not answer at %s within %s; its log (%s):\n%s", endpoint, readyTimeout, logPath, logSince(logPath, before))
 		case <-tick.C:
 		}
