@@ -138,7 +138,8 @@ func TestInstrumentStartsAndDrainsTheCollector(t *testing.T) {
 }
 
 // Already up: the collector that answers is used; instrument starts none and
-// leaves it running, and (having started none) becomes the command.
+// leaves it running, and (having started none) becomes the command;
+// --collector=always refuses to start a second one at its endpoint.
 func TestInstrumentUsesTheCollectorThatAnswers(t *testing.T) {
 	r := newTracedRun(t)
 	col := startCollector(t, r.p, r.env(), "--config", onFreePorts(t, "standalone.yaml", r.p))
@@ -146,6 +147,16 @@ func TestInstrumentUsesTheCollectorThatAnswers(t *testing.T) {
 	require.NoError(t, run.err, run.stderr)
 	assert.Zero(t, startedCollector(t, run.stderr), "no collector started:\n%s", run.stderr)
 	assert.Equal(t, fmt.Sprintf("pid %d\n", run.pid), lastLine(run.stdout), "instrument became the command")
+
+	// --collector=always refuses to start a second one there, and runs nothing.
+	marker := filepath.Join(t.TempDir(), "ran")
+	always := runInstrument(t, "", r.env(), append(r.args("--collector=always"), "--", "sh", "-c", "touch "+marker)...)
+	assert.Equal(t, 125, always.exitCode(), always.stderr)
+	assert.Equal(t, []string{"otelcol-gym instrument: a collector already answers at " + r.endpoint() +
+		" and --collector=always starts one there: drop --collector=always to use it, or pass another --endpoint; the command was not run"},
+		always.instrumentLines())
+	assert.NoFileExists(t, marker)
+
 	select {
 	case <-col.done:
 		t.Fatalf("the user's collector exited: %v", col.err)
