@@ -3,7 +3,22 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 OCB     := go.opentelemetry.io/collector/cmd/builder@v0.161.0
 
-.PHONY: run build collector gymsim test test-go test-realgym fuzz generate vet lint
+.PHONY: run build collector gymsim wheel dist test test-go test-realgym fuzz generate vet lint
+
+# The release build (design §3): static (CGO_ENABLED=0: no libc to match, so one Linux binary runs
+# on every distribution) and without the build machine's paths (-trimpath), so that the same
+# commit gives the same bytes wherever it is built. bin/otelcol-gym is built this way too: the
+# e2e tests run the binary users get, and `make wheel` packages it as it is, with no second build.
+# The version is dist.version of builder-config.yaml; the commit (git's HEAD, "-modified" when
+# the tree has changes) is stamped here with -X, since go build's own stamp (vcs.revision) is
+# missing in a git worktree and with GOFLAGS=-buildvcs=false; `otelcol-gym --version` prints both.
+COMMIT    = $(shell git rev-parse HEAD 2>/dev/null)$(shell git status --porcelain 2>/dev/null | grep -q . && echo -modified)
+GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-X github.com/otelcol-gym/otelcol-gym.commit=$(COMMIT)'
+# Every file of a wheel or archive carries the commit's time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+HOST      = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+DIST     := $(CURDIR)/dist
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
 # Build bin/otelcol-gym and run it in the foreground on the embedded default
 # (config/standalone.yaml); ARGS are passed on, e.g.
@@ -21,12 +36,30 @@ $(BIN)/foreground: $(wildcard internal/foreground/*.go)
 	$(GO) build -o $@ ./internal/foreground
 
 collector:
-	$(GO) build -o $(BIN)/otelcol-gym ./cmd/otelcol-gym
+	$(GOBUILD) -o $(BIN)/otelcol-gym ./cmd/otelcol-gym
 
 gymsim:
 	$(GO) build -o $(BIN)/gymsim ./cmd/gymsim
 
 build: collector gymsim
+
+# dist/otelcol_gym-<version>-py3-none-<platform>.whl for this machine, from bin/otelcol-gym:
+# `pip install dist/otelcol_gym-*.whl` puts otelcol-gym on the venv's PATH. internal/release
+# writes it (a zip, with archive/zip: no Python build backend needed) and checks the binary first.
+wheel: collector
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/release -out $(DIST) $(BIN)/otelcol-gym=$(HOST)
+
+# Every platform's binary (dist/bin/<os>_<arch>/), wheel and otelcol-gym_<version>_<os>_<arch>.tar.gz
+# (binary, LICENSE, README.md), and dist/SHA256SUMS; then internal/release's TestDist checks them
+# (formats and architectures, hashes, the same bytes when packaged again, and this machine's
+# binary byte-identical to bin/otelcol-gym). A cold cross-build takes minutes per platform.
+dist: collector
+	rm -rf $(DIST)
+	for p in $(PLATFORMS); do \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(DIST)/bin/$${p%/*}_$${p#*/}/otelcol-gym ./cmd/otelcol-gym || exit 1; \
+	done
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/release -out $(DIST) -archives -sums $(foreach p,$(PLATFORMS),$(DIST)/bin/$(subst /,_,$(p))/otelcol-gym=$(p))
+	OTELCOL_GYM_DIST=$(DIST) OTELCOL_GYM_BIN=$(BIN)/otelcol-gym $(GO) test -count=1 -v -run '^TestDist$$' ./internal/release
 
 vet:
 	$(GO) vet ./...
@@ -42,16 +75,19 @@ lint:
 # fuzzing itself is make fuzz (docs/development.md#cis-time-budget). cmd/otelcol-gym has no tests of its own (the
 # binary is tested as a subprocess in e2e/, its sources in
 # internal/distribution), and is left out only so that `go test -race` does
-# not rebuild the whole distribution with the race detector for nothing.
+# not rebuild the whole distribution with the race detector for nothing. internal/release
+# (the host's wheel from bin/otelcol-gym, installed with pip into a fresh venv) runs without it:
+# it is one goroutine compressing a large binary, which the race detector slows many times over.
 # test-go is make test's go test alone (.ci/run runs it as a phase of its own, with
 # make test-realgym beside it: issue #52); GOTESTFLAGS adds flags (.ci/run: -v, for each
 # test's time in its summary).
-PKGS = $(shell $(GO) list ./... | grep -v '/cmd/otelcol-gym$$')
+PKGS = $(shell $(GO) list ./... | grep -v -e '/cmd/otelcol-gym$$' -e '/internal/release$$')
 GOTESTFLAGS ?=
 GOTEST = OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim $(GO) test -race -timeout 20m $(GOTESTFLAGS)
 test: build lint test-go
 test-go: build
 	$(GOTEST) $(PKGS)
+	OTELCOL_GYM_BIN=$(BIN)/otelcol-gym $(GO) test -timeout 10m $(GOTESTFLAGS) ./internal/release
 
 # The real NeMo Gym end to end (issue #17; e2e/README.md): the pinned Python venv,
 # made once and cached outside the repo by e2e/realgym/setup-venv.sh, and the user-install venv

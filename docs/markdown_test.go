@@ -307,14 +307,14 @@ var movedFromTheReadme = []string{
 }
 
 // TestReadmeFirstScreen: the root README is one screen where a user starts
-// (what it is, the two commands, tracing a Gym run, what lands in the
+// (what it is, tracing a Gym run, the clone path, what lands in the
 // capture dir, the viewer, links), and links every section that moved out.
 func TestReadmeFirstScreen(t *testing.T) {
 	readme := readMarkdown(t)["README.md"]
 	if n := len(readme.lines); n > 150 {
 		t.Errorf("README.md has %d lines; its first screen is at most 150: move what is not where a user starts beside what it describes", n)
 	}
-	for _, section := range []string{"the-two-commands", "trace-your-gym-run", "what-lands-in-the-capture-dir", "the-rollout-viewer"} {
+	for _, section := range []string{"trace-your-gym-run", "from-a-clone", "what-lands-in-the-capture-dir", "the-rollout-viewer"} {
 		if !readme.anchors[section] {
 			t.Errorf("README.md has no section #%s", section)
 		}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# In a clone after `make build`: MODEL_URL=http://127.0.0.1:8000/v1 MODEL=my-model docs/trace-your-gym-run.sh
+# In a clone after `make build`: MODEL_URL=http://127.0.0.1:8000/v1 MODEL=my-model [PYTHON=python3.13] docs/trace-your-gym-run.sh
 set -eum  # m: Gym and the collector in process groups of their own, stopped as Ctrl-C stops them
 export NEMO_GYM_CAPTURE_DIR=$PWD/captures PATH=$PWD/gym-venv/bin:$PATH
 # 1. Gym from the package index, once (nemo-gym 0.7.0 asks for Python 3.13.14 and runs on 3.13.0)
-[ -x gym-venv/bin/gym ] || { python3.13 -m venv gym-venv &&
-  gym-venv/bin/pip install --ignore-requires-python "nemo-gym[telemetry]==0.7.0"; }
+[ -x gym-venv/bin/gym ] || { "${PYTHON:=python3.13}" -c 'import sys; assert sys.version_info[:2] == (3, 13)' ||
+  { echo "no Python 3.13 at '$PYTHON': name one, e.g. PYTHON=\$(pyenv root)/versions/3.13.0/bin/python" >&2; exit 1; }
+  "$PYTHON" -m venv gym-venv && gym-venv/bin/pip install --ignore-requires-python "nemo-gym[telemetry]==0.7.0"; }
 # 2. The collector; Gym's servers from this venv (Gym would make one per server with uv), traced
 bin/otelcol-gym & collector=$! gym=; trap 'exit 0' INT TERM
 trap 'set +e; [ -z "$gym" ] || { kill -INT -$gym; wait $gym; }; kill $collector; wait $collector' EXIT

@@ -108,7 +108,7 @@ func needPython3(t *testing.T) string {
 // pid (instrument becomes it), stdin, stdout, stderr, environment and exit
 // code, and one line on stderr that says so.
 func TestInstrumentPassesThroughANonGymCommand(t *testing.T) {
-	r := runInstrument(t, "hello from stdin\n", nil, "--", "sh", "-c",
+	r := runInstrument(t, "hello from stdin\n", nil, "--collector=never", "--", "sh", "-c",
 		`echo "pid $$"; cat; echo "to stderr" >&2; echo "env ${PYTHONPATH-unset} ${OTEL_EXPORTER_OTLP_ENDPOINT-unset}"; exit 7`)
 	assert.Equal(t, 7, r.exitCode(), r.stderr)
 	assert.Equal(t, fmt.Sprintf("pid %d\nhello from stdin\nenv unset unset\n", r.pid), r.stdout, "the command is instrument's own process, with its stdin and an untouched environment")
@@ -116,7 +116,7 @@ func TestInstrumentPassesThroughANonGymCommand(t *testing.T) {
 		fixSh(r.instrumentLines()))
 	assert.Contains(t, r.stderr, "to stderr\n")
 
-	r = runInstrument(t, "", nil, "--", "no-such-command-here")
+	r = runInstrument(t, "", nil, "--collector=never", "--", "no-such-command-here")
 	assert.Equal(t, 127, r.exitCode())
 	assert.Contains(t, r.stderr, `otelcol-gym instrument: exec: "no-such-command-here": executable file not found in $PATH`)
 }
@@ -151,7 +151,7 @@ func TestInstrumentPassesSignalsThrough(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, line := startInstrumentUntilLine(t, nil, "--", "sh", "-c", tc.script)
+			cmd, line := startInstrumentUntilLine(t, nil, "--collector=never", "--", "sh", "-c", tc.script)
 			require.Equal(t, "ready", line)
 			require.NoError(t, cmd.Process.Signal(tc.sig))
 			_ = cmd.Wait()
@@ -303,7 +303,7 @@ func TestInstrumentChoosesByLens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			site := fakeGymSite(t, tc.lens, true)
 			r := runInstrument(t, "", []string{"PYTHONPATH=" + site, "NEMO_GYM_CONFIG_PATH=fake_server"},
-				"--telemetry", tc.telemetry, "--endpoint", "http://127.0.0.1:9", "--", py, app)
+				"--collector=never", "--telemetry", tc.telemetry, "--endpoint", "http://127.0.0.1:9", "--", py, app)
 			require.NoError(t, r.err, r.stderr)
 			lines := r.instrumentLines()
 			require.NotEmpty(t, lines, r.stderr)
@@ -333,7 +333,7 @@ func TestInstrumentChoosesByLens(t *testing.T) {
 func TestInstrumentNamesMissingOpenTelemetry(t *testing.T) {
 	py := needPython3(t)
 	site := fakeGymSite(t, "", false)
-	r := runInstrument(t, "", []string{"PYTHONPATH=" + site, "NEMO_GYM_CONFIG_PATH=fake_server"}, "--", py, fakeServer(t))
+	r := runInstrument(t, "", []string{"PYTHONPATH=" + site, "NEMO_GYM_CONFIG_PATH=fake_server"}, "--collector=never", "--", py, fakeServer(t))
 	require.NoError(t, r.err, r.stderr)
 	lines := r.instrumentLines()
 	require.Len(t, lines, 1, "one line, and no collector check for no telemetry:\n%s", r.stderr)
@@ -368,7 +368,7 @@ func TestInstrumentSaysWhenNoCollectorAnswers(t *testing.T) {
 		{closed, "otelcol-gym instrument: no collector answers at " + closed + " (dial tcp 127.0.0.1:"},
 		{notOTLP.URL, "otelcol-gym instrument: no collector answers at " + notOTLP.URL + " (it answered an empty OTLP export with 404 Not Found)"},
 	} {
-		r := runInstrument(t, "", env, "--endpoint", tc.endpoint, "--", py, "-c", "print('ran')")
+		r := runInstrument(t, "", env, "--collector=never", "--endpoint", tc.endpoint, "--", py, "-c", "print('ran')")
 		require.NoError(t, r.err, r.stderr)
 		assert.Equal(t, "ran\n", r.stdout)
 		lines := r.instrumentLines()
@@ -391,7 +391,7 @@ func TestInstrumentLeavesNothingBehind(t *testing.T) {
 	home := t.TempDir()
 	env := []string{"PYTHONPATH=" + site, "HOME=" + home}
 	// The probe only: the command itself is not Python.
-	r := runInstrument(t, "", env, "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"`)
+	r := runInstrument(t, "", env, "--collector=never", "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"`)
 	require.NoError(t, r.err, r.stderr)
 	private := strings.TrimSpace(r.stdout)
 	require.True(t, strings.HasPrefix(filepath.Base(filepath.Dir(private)), "otelcol-gym-instrument-"), private)
@@ -406,7 +406,7 @@ func TestInstrumentLeavesNothingBehind(t *testing.T) {
 	assert.Empty(t, entries, "nothing in HOME")
 
 	// Killed with SIGKILL: the private dir still goes.
-	cmd, private := startInstrumentUntilLine(t, env, "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"; exec cat`)
+	cmd, private := startInstrumentUntilLine(t, env, "--collector=never", "--python", py, "--endpoint", "http://127.0.0.1:9", "--", "sh", "-c", `echo "${PYTHONPATH%%:*}"; exec cat`)
 	assert.DirExists(t, private, "there while the command runs")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()

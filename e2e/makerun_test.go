@@ -86,6 +86,35 @@ func TestMakeRunStopsCleanly(t *testing.T) {
 		}
 	})
 
+	t.Run("a second otelcol-gym is told the first one answers", func(t *testing.T) {
+		r := startMakeRun(t, false)
+		first := childOf(t, r.cmd.Process.Pid) // foreground exec'd the collector in its place
+		second := exec.Command(collectorBinary(t))
+		second.Env = append(os.Environ(), "NEMO_GYM_CAPTURE_DIR="+t.TempDir())
+		out, err := second.CombinedOutput()
+		if code := second.ProcessState.ExitCode(); err == nil || code != 1 {
+			t.Errorf("the second otelcol-gym exited %v (%v), want status 1", second.ProcessState, err)
+		}
+		for _, want := range []string{
+			fmt.Sprintf("127.0.0.1:4317 (taken by otelcol-gym (pid %d))", first),
+			"A collector already answers on 127.0.0.1:13133 (its health check)",
+			"--set=receivers::otlp::protocols::grpc::endpoint=127.0.0.1:<another port>",
+			"--set=service::telemetry::metrics::level=none",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the second otelcol-gym does not say %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(string(out), "stacktrace") || strings.Contains(string(out), "goroutine ") {
+			t.Errorf("the second otelcol-gym printed a stack trace:\n%s", out)
+		}
+		if err := syscall.Kill(first, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		r.wait(t)
+		r.requireExit(t, 0)
+	})
+
 	t.Run("a collector that fails fails make", func(t *testing.T) {
 		taken, err := net.Listen("tcp", "127.0.0.1:4317")
 		if err != nil {
@@ -97,8 +126,16 @@ func TestMakeRunStopsCleanly(t *testing.T) {
 		if code := r.cmd.ProcessState.ExitCode(); code == 0 || code == -1 {
 			t.Errorf("make exited %v with 127.0.0.1:4317 taken, want a failure", r.cmd.ProcessState)
 		}
-		if out := r.output.String(); !strings.Contains(out, "address already in use") {
-			t.Errorf("the output does not say why:\n%s", out)
+		// It says which address is taken, by whom, and the flag that moves
+		// it, before the collector starts: no logged error, no stack trace.
+		out := r.output.String()
+		for _, want := range []string{"otelcol-gym: cannot start: 127.0.0.1:4317 (taken by ", " is in use.", "--set=receivers::otlp::protocols::grpc::endpoint=127.0.0.1:<another port>"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the output does not say %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "stacktrace") || strings.Contains(out, "goroutine ") {
+			t.Errorf("the output holds a stack trace:\n%s", out)
 		}
 	})
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue #34, acceptance 1: Gym as users install it. The README's "Trace
-// your Gym run" shows docs/trace-your-gym-run.sh (TestReadmeShowsTheQuickstart
+// Issue #34, acceptance 1: Gym as users install it. The README's "From a
+// clone" shows docs/trace-your-gym-run.sh (TestReadmeShowsTheQuickstart
 // holds the two equal), and TestRealGymUserInstall runs that file as it is:
 // in the venv e2e/realgym/setup-userinstall-venv.sh made with its step 1
 // (`pip install --ignore-requires-python "nemo-gym[telemetry]==0.7.0"`, so
@@ -50,9 +50,9 @@ func TestReadmeShowsTheQuickstart(t *testing.T) {
 	require.NoError(t, err)
 	script, err := os.ReadFile(filepath.Join(repoRoot(t), quickstartScript))
 	require.NoError(t, err)
-	section := regexp.MustCompile("(?ms)^## Trace your Gym run\n.*?^```sh\n(.*?)^```$").FindSubmatch(readme)
-	require.NotNil(t, section, "README.md: a section \"## Trace your Gym run\" with a ```sh block")
-	assert.Equal(t, string(script), string(section[1]), "README.md's \"Trace your Gym run\" block is %s, line for line", quickstartScript)
+	section := regexp.MustCompile("(?ms)^## From a clone\n.*?^```sh\n(#!.*?)^```$").FindSubmatch(readme)
+	require.NotNil(t, section, "README.md: a section \"## From a clone\" with a ```sh block that starts with #!")
+	assert.Equal(t, string(script), string(section[1]), "README.md's \"From a clone\" script is %s, line for line", quickstartScript)
 }
 
 func TestRealGymUserInstall(t *testing.T) {

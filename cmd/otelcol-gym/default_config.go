@@ -7,20 +7,30 @@
 // OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT is set, design §6), the `view`
 // subcommand (design §8), which serves the rollout viewer instead of starting
 // the collector, and the `instrument` subcommand (design §6), which runs a
-// command with NeMo Gym's telemetry pointed at the collector.
+// command with NeMo Gym's telemetry pointed at the collector. It also prints
+// the version with the commit for --version (design §3), which the collector's
+// own flag prints without.
 
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
+	otelcolgym "github.com/otelcol-gym/otelcol-gym"
 	"github.com/otelcol-gym/otelcol-gym/config"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 	"github.com/otelcol-gym/otelcol-gym/internal/instrument"
+	"github.com/otelcol-gym/otelcol-gym/internal/listencheck"
 )
 
 func init() {
+	if otelcolgym.AsksVersion(os.Args) {
+		info, _ := debug.ReadBuildInfo()
+		fmt.Println(otelcolgym.VersionLine("otelcol-gym", info))
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == gymview.CommandName {
 		os.Exit(gymview.RunCommand(os.Args[2:], os.Stderr))
 	}
@@ -32,6 +42,23 @@ func init() {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		os.Exit(1)
 	}
+	if len(args) != len(os.Args) {
+		exitIfListenersTaken(os.Args)
+	}
 	os.Args = args
 	config.ExitIfEnvironmentMissing(os.Args)
+}
+
+// exitIfListenersTaken stops the binary before the collector starts on the
+// embedded default when an address it listens on is taken (a second
+// otelcol-gym, Phoenix on 4317), and says by whom and how to move it.
+func exitIfListenersTaken(args []string) {
+	ls, err := listencheck.Listeners(config.Standalone, args)
+	if err != nil {
+		return // the collector reports a configuration it cannot read
+	}
+	if msg := listencheck.Explain("otelcol-gym", ls, listencheck.Check(ls), "extensions::health_check::endpoint"); msg != "" {
+		fmt.Fprint(os.Stderr, msg)
+		os.Exit(1)
+	}
 }

@@ -43,19 +43,20 @@ const (
 
 // signal is what the connector forwards, in its log lines and metrics.
 type signal struct {
+	name   string // "traces"
 	items  string // "spans"
 	metric string // its counter, as the collector's Prometheus endpoint names it
 	count  func(*metadata.TelemetryBuilder) metric.Int64Counter
 }
 
 var (
-	signalTraces = signal{"spans", "otelcol_connector_gymforward_spans_dropped",
+	signalTraces = signal{"traces", "spans", "otelcol_connector_gymforward_spans_dropped",
 		func(b *metadata.TelemetryBuilder) metric.Int64Counter { return b.ConnectorGymforwardSpansDropped }}
-	signalMetrics = signal{"metric points", "otelcol_connector_gymforward_metric_points_dropped",
+	signalMetrics = signal{"metrics", "metric points", "otelcol_connector_gymforward_metric_points_dropped",
 		func(b *metadata.TelemetryBuilder) metric.Int64Counter {
 			return b.ConnectorGymforwardMetricPointsDropped
 		}}
-	signalLogs = signal{"log records", "otelcol_connector_gymforward_log_records_dropped",
+	signalLogs = signal{"logs", "log records", "otelcol_connector_gymforward_log_records_dropped",
 		func(b *metadata.TelemetryBuilder) metric.Int64Counter { return b.ConnectorGymforwardLogRecordsDropped }}
 )
 
@@ -164,8 +165,12 @@ func (f *forwarder) taken() {
 // Capabilities: the data is handed on unchanged.
 func (*forwarder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
-// Start does nothing: the forwarder holds no data and runs nothing.
-func (*forwarder) Start(context.Context, component.Host) error { return nil }
+// Start says where the signal is forwarded, so that a user sees forwarding
+// is on; the forwarder holds no data and runs nothing.
+func (f *forwarder) Start(context.Context, component.Host) error {
+	f.logger.Info(fmt.Sprintf("forwarding %s %s", f.sig.name, f.to))
+	return nil
+}
 
 // Shutdown logs the failure still going on, if any: what was not forwarded
 // since its last line would otherwise go unsaid.

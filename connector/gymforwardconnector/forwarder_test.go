@@ -297,3 +297,12 @@ func TestEverySpanForwardedOrCounted(t *testing.T) {
 	assert.Positive(t, x.dropped(t))
 	assert.Positive(t, x.next.sink.SpanCount())
 }
+
+// TestStartSaysWhereTo: a user sees in the log that forwarding is on, and to where.
+func TestStartSaysWhereTo(t *testing.T) {
+	x := newFixture(t, "http://127.0.0.1:6006/v1/traces")
+	require.NoError(t, x.conn.Start(context.Background(), componenttest.NewNopHost()))
+	require.Equal(t, 1, x.logs.Len())
+	assert.Equal(t, "forwarding traces to http://127.0.0.1:6006/v1/traces", x.logs.All()[0].Message)
+	assert.Equal(t, zapcore.InfoLevel, x.logs.All()[0].Level)
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -69,8 +70,9 @@ func (e *viewExtension) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	e.handler, e.server, e.tel, e.stop = h, srv, tel, make(chan struct{})
-	e.set.Logger.Info("Serving the rollout viewer",
-		zap.String("endpoint", ln.Addr().String()), zap.String("capture_dir", e.cfg.CaptureDir))
+	url := viewerURL(ln.Addr().String(), e.cfg.ServerConfig.TLS.HasValue())
+	e.set.Logger.Info("Serving the rollout viewer at "+url,
+		zap.String("url", url), zap.String("capture_dir", absDir(e.cfg.CaptureDir)))
 	e.done.Add(2)
 	go func() {
 		defer e.done.Done()
@@ -101,3 +103,21 @@ func (e *viewExtension) Shutdown(ctx context.Context) error {
 }
 
 var _ extension.Extension = (*viewExtension)(nil)
+
+// viewerURL is the address a user opens the viewer at.
+func viewerURL(addr string, tls bool) string {
+	if tls {
+		return "https://" + addr + "/"
+	}
+	return "http://" + addr + "/"
+}
+
+// absDir is dir made absolute, so that a log line says where the files are
+// whatever the directory the collector was started in; dir itself when it
+// cannot be.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}

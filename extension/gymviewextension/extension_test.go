@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func freeEndpoint(t *testing.T) string {
@@ -89,4 +92,30 @@ func TestFactory(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:13180", cfg.ServerConfig.NetAddr.Endpoint)
 	assert.Error(t, cfg.Validate(), "capture_dir is required")
 	require.NoError(t, componenttest.CheckConfigStruct(cfg))
+}
+
+// TestExtensionLogsWhereToLook: the start line gives the URL to open and the
+// capture dir as an absolute path, whatever the configuration's relative one.
+func TestExtensionLogsWhereToLook(t *testing.T) {
+	t.Chdir(t.TempDir())
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.ServerConfig.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.CaptureDir = "./captures"
+	set := extensiontest.NewNopSettings(f.Type())
+	core, logs := observer.New(zapcore.InfoLevel)
+	set.Logger = zap.New(core)
+	ext, err := f.Create(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+
+	url := "http://" + cfg.ServerConfig.NetAddr.Endpoint + "/"
+	lines := logs.FilterMessage("Serving the rollout viewer at " + url).All()
+	require.Len(t, lines, 1, "%v", logs.All())
+	fields := lines[0].ContextMap()
+	assert.Equal(t, url, fields["url"])
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(wd, "captures"), fields["capture_dir"])
 }

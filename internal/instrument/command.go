@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -26,9 +27,12 @@ const defaultServiceName = "nemo-gym"
 // options are the command line of `otelcol-gym instrument`.
 type options struct {
 	settings
-	export  bool
-	python  string   // --python: the Python to probe instead of the command's
-	command []string // after the flags (and --)
+	export        bool
+	python        string   // --python: the Python to probe instead of the command's
+	collector     string   // --collector: auto, never or always
+	collectorSets []string // --collector-set: --set flags of the collector instrument starts
+	noOverrides   bool     // --no-gym-overrides
+	command       []string // after the flags (and --)
 }
 
 // RunCommand is `otelcol-gym instrument [flags] -- <command> [args...]`:
@@ -61,14 +65,25 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.export, "export", false, "print the settings as export lines for a shell (eval \"$(otelcol-gym instrument --export)\") instead of running a command")
 	fs.StringVar(&o.pythonDir, "python-dir", "", "with --export: write the Python side into `DIR` (default: a new private directory, left for you to remove)")
 	fs.StringVar(&o.python, "python", "", "the `PYTHON` interpreter to probe (default: the command's, from its shebang; with --export, that of the gym on PATH)")
+	fs.StringVar(&o.collector, "collector", collectorAuto, "auto: start otelcol-gym on the embedded default when no collector answers at --endpoint, drain it when the command ends and sum the run up; never: leave that to you; always: start one (none may answer there)")
+	fs.Func("collector-set", "a `key=value` the collector instrument starts gets as --set (repeatable), e.g. extensions::health_check::endpoint=127.0.0.1:13134", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return errors.New("want key=value, as otelcol-gym's --set")
+		}
+		o.collectorSets = append(o.collectorSets, v)
+		return nil
+	})
+	fs.BoolVar(&o.noOverrides, "no-gym-overrides", false, "do not add ++"+observabilityKey+"=true ++"+captureDirKey+"=<capture dir> to a gym or ng_* command that lacks them")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: otelcol-gym %[1]s [flags] -- <command> [args...]\n"+
 			"       otelcol-gym %[1]s --export [flags]\n\n"+
 			"Runs the command so that every NeMo Gym process it starts (the gym CLI, each server; not Ray's)\n"+
 			"sends its spans to the collector over OTLP/HTTP, one service.name per Gym server, W3C trace context on,\n"+
 			"with the richest telemetry the command's Python can give, and says on stderr which and why.\n"+
-			"Gym's observability_enabled and model_call_capture_dir come only from its config or command line:\n"+
-			"give them as ++observability_enabled=true ++model_call_capture_dir=<the collector's capture dir>.\n\n", CommandName)
+			"When no collector answers at --endpoint, it starts one (this binary, on the embedded default, writing to\n"+
+			"$NEMO_GYM_CAPTURE_DIR, else ./captures), drains it when the command ends and prints a summary of the run.\n"+
+			"To gym and ng_* commands it adds ++observability_enabled=true ++model_call_capture_dir=<that dir>\n"+
+			"when they lack them.\n\n", CommandName)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,17 +117,42 @@ func (o options) validate() error {
 		return errors.New("no command: otelcol-gym instrument -- gym env start ... (or --export)")
 	case !o.export && o.pythonDir != "":
 		return errors.New("--python-dir goes with --export (a command gets a private directory, removed when it ends)")
+	case !slices.Contains([]string{collectorAuto, collectorNever, collectorAlways}, o.collector):
+		return fmt.Errorf("--collector %q: want auto, never or always", o.collector)
+	}
+	if o.collector == collectorAlways {
+		if _, err := startableAt(o.endpoint); err != nil {
+			return fmt.Errorf("--collector=always with --endpoint %q: %w", o.endpoint, err)
+		}
 	}
 	return nil
 }
 
-// runInstrumented probes the command's Python, says what it chose, and
-// becomes the command. A command that is not Gym is run untouched.
+// runInstrumented starts a collector when the run needs one, probes the
+// command's Python, says what it chose, and runs the command: it becomes
+// the command (execve) when it started no collector, else it supervises
+// it (superviseCommand). A command that is not Gym is run untouched.
 func runInstrumented(o options, stderr io.Writer) int {
 	program, err := exec.LookPath(o.command[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
 		return 127
+	}
+	gym := isGymCLI(program) && !o.noOverrides
+	plan, err := planRun(o.command[1:], gym)
+	if err != nil {
+		fmt.Fprintf(stderr, "otelcol-gym %s: the capture dir: %v\n", CommandName, err)
+		return 2
+	}
+	own, code := o.collectorFor(plan, stderr)
+	if code >= 0 {
+		return code
+	}
+	run := func(argv, env []string) int {
+		if own == nil {
+			return execCommand(program, argv, env, stderr)
+		}
+		return superviseCommand(program, argv, env, own, plan, stderr)
 	}
 	env := os.Environ()
 	dir, err := os.MkdirTemp("", privatePrefix+"*")
@@ -127,23 +167,65 @@ func runInstrumented(o options, stderr io.Writer) int {
 		if dir != "" {
 			_ = os.RemoveAll(dir)
 		}
-		return execCommand(program, o.command, env, stderr)
+		return run(o.command, env)
 	}
-	c, ok := chooseFor(o, program, dir, env, stderr)
+	note := ""
+	if len(plan.overrides) > 0 {
+		note = "; added " + strings.Join(plan.overrides, " ") + " (--no-gym-overrides: not)"
+	}
+	argv := o.command
+	c, ok := chooseFor(o, program, dir, env, note, stderr)
 	if ok {
 		o.pythonDir, o.announced = filepath.Join(dir, pythonDirName), c.Telemetry
 		env = o.environ(env)
-		if c.Telemetry != telemetryOff {
+		if c.Telemetry != telemetryOff && o.collector == collectorNever {
 			reportCollector(o.endpoint, stderr)
 		}
+		if gym {
+			argv = append(slices.Clip(argv), plan.overrides...)
+		}
 	}
-	return execCommand(program, o.command, env, stderr)
+	return run(argv, env)
+}
+
+// collectorFor starts the collector of the run when --collector asks for
+// one and returns it, nil when the command is to use what answers at the
+// endpoint (or nothing). code >= 0: the command must not run.
+func (o options) collectorFor(plan runPlan, stderr io.Writer) (*ownCollector, int) {
+	if o.collector == collectorNever {
+		return nil, -1
+	}
+	answerErr := collectorAnswers(o.endpoint)
+	switch {
+	case o.collector == collectorAuto && answerErr == nil:
+		return nil, -1 // the user's collector: used and left alone
+	case o.collector == collectorAlways && answerErr == nil:
+		fmt.Fprintf(stderr, "otelcol-gym %s: a collector already answers at %s and --collector=always starts one there: drop --collector=always to use it, or pass another --endpoint; the command was not run\n", CommandName, o.endpoint)
+		return nil, 125
+	case !errors.Is(answerErr, syscall.ECONNREFUSED):
+		fmt.Fprintf(stderr, "otelcol-gym %s: something that is not an OTLP collector answers at %s (%v): stop it, or pass --endpoint with a free port (or a collector's); the command was not run\n", CommandName, o.endpoint, answerErr)
+		return nil, 125
+	}
+	addr, err := startableAt(o.endpoint)
+	if err != nil {
+		// auto: nothing to start there; the command runs as with never.
+		fmt.Fprintf(stderr, "otelcol-gym %s: no collector answers at %s (%v), and %v; running the command anyway\n", CommandName, o.endpoint, answerErr, err)
+		return nil, -1
+	}
+	own, err := startCollector(o.endpoint, addr, plan, o.collectorSets)
+	if err != nil {
+		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
+		fmt.Fprintf(stderr, "otelcol-gym %s: the collector did not start, so the command was not run; --collector-set=<key>=<value> passes a --set to it (e.g. to move a port), --collector=never runs the command without it\n", CommandName)
+		return nil, 125
+	}
+	fmt.Fprintf(stderr, "otelcol-gym %s: no collector answered at %s: started otelcol-gym (pid %d) writing to %s, log in %s; it is drained when the command ends\n", CommandName, o.endpoint, own.pid(), plan.captureDir, collectorLogName)
+	return own, -1
 }
 
 // chooseFor probes the Python of program (or of --python, or of the `gym`
 // on PATH when program is no Python or one without Gym) and prints the one
 // line that says what it chose. ok: the command is Gym and gets the settings.
-func chooseFor(o options, program, dir string, env []string, stderr io.Writer) (choice, bool) {
+func chooseFor(o options, program, dir string, env []string, note string, stderr io.Writer) (choice, bool) {
 	var c choice
 	var err error
 	for _, python := range candidatePythons(o.python, program) {
@@ -153,7 +235,7 @@ func chooseFor(o options, program, dir string, env []string, stderr io.Writer) (
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "otelcol-gym %s: %v; each Gym process decides for itself, spans to %s\n", CommandName, err, o.endpoint)
+		fmt.Fprintf(stderr, "otelcol-gym %s: %v; each Gym process decides for itself, spans to %s%s\n", CommandName, err, o.endpoint, note)
 		return choice{}, true
 	case c.Telemetry == "":
 		fmt.Fprintf(stderr, "otelcol-gym %s: not Gym (%s is no Python program and no gym is on PATH): running it untouched\n", CommandName, program)
@@ -162,7 +244,7 @@ func chooseFor(o options, program, dir string, env []string, stderr io.Writer) (
 		fmt.Fprintf(stderr, "otelcol-gym %s: %s: running it untouched\n", CommandName, c.Summary)
 		return c, false
 	}
-	fmt.Fprintf(stderr, "otelcol-gym %s: %s (%s, nemo-gym %s); OTLP/HTTP to %s\n", CommandName, c.Summary, c.Python, c.Gym, o.endpoint)
+	fmt.Fprintf(stderr, "otelcol-gym %s: %s (%s, nemo-gym %s); OTLP/HTTP to %s%s\n", CommandName, c.Summary, c.Python, c.Gym, o.endpoint, note)
 	return c, true
 }
 

@@ -120,11 +120,14 @@ func TestSetupProblemsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	h := newHarness(t, cfg)
 	// Only the orchestrator sends, and without evidence; a SERVER span with
-	// no parent arrives from another run.
+	// no parent arrives from another run. Gym's parentless calls by design
+	// (GET /global_config_dict_yaml, /aggregate_metrics) are no problem.
 	h.consume(buildTraces(gymProcs, procOrder, []sdef{
 		jobSpan("j"),
 		{id: "dispatch", parent: "job", trace: "j", name: "HTTP POST", kind: ptrace.SpanKindClient, proc: "orchestrator", attrs: map[string]any{"url.full": "http://127.0.0.1:8000/run"}},
 		{id: "orphan-server", trace: "o", name: "POST", kind: ptrace.SpanKindServer, proc: "norun", attrs: map[string]any{"url.path": "/ng-rollout/1-0/verify"}},
+		{id: "config-fetch", trace: "c", name: "GET /global_config_dict_yaml", kind: ptrace.SpanKindServer, proc: "norun", attrs: map[string]any{"http.target": "/global_config_dict_yaml"}},
+		{id: "aggregate", trace: "a", name: "POST /aggregate_metrics", kind: ptrace.SpanKindServer, proc: "norun", attrs: map[string]any{"url.path": "/aggregate_metrics"}},
 	}))
 	h.tickAt(cfg.Wait)
 	assert.Equal(t, int64(1), h.metricSum(metricSetupProblems, "problem", "only_orchestrator"))

@@ -130,7 +130,8 @@ func (e *engine) spanFacts(sp ptrace.Span, sf *spanFacts) {
 	cf.LocalRequest = requestWithLocalParent(sp)
 	cf.Start, cf.End = int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
 	kind := sp.Kind()
-	cf.ServerWithoutParent = kind == ptrace.SpanKindServer && pid.IsEmpty()
+	// Gym calls a few routes with no traceparent by design: not a problem.
+	cf.ServerWithoutParent = kind == ptrace.SpanKindServer && pid.IsEmpty() && !gymconv.ParentlessByDesign(sp.Name(), attrs)
 	e.repairFacts(sp, kind, &sf.repair)
 }
 
