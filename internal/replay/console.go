@@ -77,7 +77,7 @@ func (c *consoleReader) line(l line) error {
 		// The prefix only on an object's first line.
 		prefix, o = []byte(c.lastOpen), c.open[c.lastOpen]
 	}
-	if o != nil {
+	if o != nil && (continuation(rest) || string(rest) == "{") {
 		if string(rest) == "{" { // a new object: the open one was cut off
 			c.s.skip(skipped{c.name, o.start, "a multi-line span object cut off by the next one"})
 			delete(c.open, string(prefix))
@@ -173,7 +173,8 @@ func splitPrefix(text []byte) (prefix, rest []byte) {
 }
 
 // continuation reports whether rest can be a line inside an indent-4
-// object: indented, or its closing brace.
+// object: indented, or its closing brace. Any other line is a line of its
+// own, even between an object's lines.
 func continuation(rest []byte) bool {
 	return string(rest) == "}" || bytes.HasPrefix(rest, []byte("    "))
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -52,6 +53,9 @@ func readOTLPJSON(name string, r io.Reader, s sink) error {
 func shortError(err error) string {
 	const maxLen = 120
 	msg := err.Error()
+	if i := strings.Index(msg, ", error found in #"); i >= 0 { // jsoniter's context, which repeats the line
+		msg = msg[:i]
+	}
 	if i := bytes.IndexByte([]byte(msg), '\n'); i >= 0 {
 		msg = msg[:i]
 	}
