@@ -1,0 +1,119 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReplayOracle (issue #56 acceptance 1): gymsim's default preset, with
+// re-dispatched attempts and model errors, is sent at once to upstream's
+// file exporter (a `gym eval submit` job's otel/traces.jsonl, the ingest
+// token on every resource as Gym's submit rendering puts it) and to gym →
+// gymspans. `otelcol-gym replay` of the job dir into its model-calls/ then
+// gives, per rollout, the live run's span ids in the rollout's file, and the
+// live run's rollouts.jsonl rows; no credential is written, and the summary
+// says how many were dropped and which viewer command shows the job.
+func TestReplayOracle(t *testing.T) {
+	const rollouts = 200
+	const token = "Bearer e2e-ingest-token"
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live")
+	job := filepath.Join(dir, "job")
+	require.NoError(t, os.MkdirAll(filepath.Join(job, "artifacts"), 0o750))
+	tmpl, err := os.ReadFile(filepath.Join("testdata", "replay_oracle_collector.yaml"))
+	require.NoError(t, err)
+	p := newPorts(t)
+	col := startCollector(t, p, nil, "--config", writeFile(t, dir, "collector.yaml", p.expand(string(tmpl), live)))
+
+	args := []string{
+		fmt.Sprintf("--rollouts=%d", rollouts), "--concurrency=16", "--preset=default", "--run-id=" + gymsimRunID,
+		"--retry-rate=0.1", "--error-rate=0.05", "--batch-delay=200ms", "--blocking",
+		"--capture-dir=" + live, fmt.Sprintf("--endpoint=127.0.0.1:%d", p.GRPC),
+	}
+	out, err := runCmd(t, 3*time.Minute, []string{"OTEL_RESOURCE_ATTRIBUTES=Authorization=" + strings.ReplaceAll(token, " ", "%20")}, gymsimBinary(t), args...)
+	require.NoError(t, err, "gymsim:\n%s", out)
+	require.NoError(t, col.stop(), "collector exit")
+	raw, err := os.ReadFile(filepath.Join(job, "otel", "traces.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), "e2e-ingest-token", "the file exporter's output holds the token, as a submitted job's does")
+
+	start := time.Now()
+	out, err = runCmd(t, 5*time.Minute, nil, collectorBinary(t), "replay", job)
+	elapsed := time.Since(start)
+	require.NoError(t, err, "otelcol-gym replay:\n%s", out)
+	t.Logf("replay of %d rollouts (%d bytes of OTLP/JSON) took %v:\n%s", rollouts, len(raw), elapsed.Round(time.Millisecond), out)
+	replayed := filepath.Join(job, "model-calls")
+
+	liveFiles, replayFiles := rolloutFiles(t, live), rolloutFiles(t, replayed)
+	require.GreaterOrEqual(t, len(liveFiles), rollouts, "a file per rollout in the live run")
+	assert.Equal(t, keys(liveFiles), keys(replayFiles), "the same rollout files")
+	for name, ids := range liveFiles {
+		assert.Equal(t, ids, replayFiles[name], "span ids in %s", name)
+	}
+	liveRows, replayRows := rolloutRows(t, live), rolloutRows(t, replayed)
+	require.GreaterOrEqual(t, len(liveRows), rollouts)
+	assert.Equal(t, liveRows, replayRows, "rollouts.jsonl rows (rollout, trace, root span, time split)")
+
+	entries, err := os.ReadDir(replayed)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(replayed, e.Name()))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "e2e-ingest-token", "%s holds the ingest token", e.Name())
+	}
+	assert.Contains(t, out, "attributes that carry credentials (Authorization)")
+	assert.Contains(t, out, "otelcol-gym view --capture-dir "+replayed+" --gym-output "+filepath.Join(job, "artifacts"))
+}
+
+// rolloutFiles maps each <rollout>.spans.jsonl of dir to its sorted span ids.
+func rolloutFiles(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.spans.jsonl"))
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, p := range paths {
+		var ids []string
+		for _, s := range readJSONLines[outSpan](t, p) {
+			ids = append(ids, s.SpanID)
+		}
+		sort.Strings(ids)
+		out[filepath.Base(p)] = ids
+	}
+	return out
+}
+
+// rolloutRow is what acceptance 1 compares of a rollouts.jsonl row.
+type rolloutRow struct {
+	RolloutID  string          `json:"rollout_id"`
+	TraceID    string          `json:"trace_id"`
+	RootSpanID string          `json:"root_span_id"`
+	TimeSplit  json.RawMessage `json:"time_split_ms"`
+}
+
+// rolloutRows are dir's rollouts.jsonl rows, sorted.
+func rolloutRows(t *testing.T, dir string) []string {
+	t.Helper()
+	var rows []string
+	for _, r := range readJSONLines[rolloutRow](t, filepath.Join(dir, "rollouts.jsonl")) {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		rows = append(rows, string(b))
+	}
+	sort.Strings(rows)
+	return rows
+}
