@@ -8,7 +8,8 @@
 //	findInputs (input.go) → readOTLPJSON | readConsole (a batch at a time)
 //	→ feeder.batch: credentials dropped and counted (internal/credentials)
 //	→ pipeline.consume: the clock to the batch's latest end, a tick
-//	→ gym processor → counter → gymspans exporter (into the stage)
+//	→ gym processor → gymcapture (when there are captures) → counter
+//	→ gymspans exporter (into the stage)
 //	→ pipeline.finish → output.commit (into the output dir) → summary
 //
 // Inputs are detected by content (input.go): a `gym eval submit` job dir

@@ -20,24 +20,29 @@ import (
 
 	"github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter"
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor"
 )
 
-// pipeline is a live run's traces pipeline, in process: the gym processor
-// and the gymspans exporter, built by their own factories with their
-// default configuration (the embedded default's), the processor's clock the
-// spans' own times (spanClock), and a count of what reaches the exporter
-// between them.
+// pipeline is a live run's traces pipeline, in process: the gym processor,
+// the gymcapture processor when there are captures, and the gymspans
+// exporter, built by their own factories with their default configuration
+// (the embedded default's), the gym processor's clock the spans' own times
+// (spanClock), and a count of what reaches the exporter.
 type pipeline struct {
 	clock   *spanClock
 	proc    processor.Traces
+	capture processor.Traces // nil without captures
 	exp     exporter.Traces
 	procCfg *gymprocessor.Config
 	out     *counter
 }
 
-// newPipeline builds and starts the pipeline writing into dir.
-func newPipeline(ctx context.Context, dir string, logger *zap.Logger) (*pipeline, error) {
+// newPipeline builds and starts the pipeline writing into dir, with GenAI
+// from the captures in captures ("": none). gymcapture reads the wall
+// clock: every replayed span ended long before it arrives, so none waits
+// for its capture line (the captures are complete).
+func newPipeline(ctx context.Context, dir, captures string, logger *zap.Logger) (*pipeline, error) {
 	p := &pipeline{clock: newSpanClock()}
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = logger
@@ -55,21 +60,42 @@ func newPipeline(ctx context.Context, dir string, logger *zap.Logger) (*pipeline
 	}
 	p.exp = exp
 	p.out = &counter{next: exp}
+	var next consumer.Traces = p.out
+
+	if captures != "" {
+		cf := gymcaptureprocessor.NewFactory()
+		ccfg := cf.CreateDefaultConfig().(*gymcaptureprocessor.Config)
+		ccfg.CaptureDir = captures
+		capture, err := cf.CreateTraces(ctx, processor.Settings{ID: component.NewID(cf.Type()), TelemetrySettings: withName(tel, "gymcapture"), BuildInfo: component.NewDefaultBuildInfo()}, ccfg, next)
+		if err != nil {
+			return nil, fmt.Errorf("creating the gymcapture processor: %w", err)
+		}
+		p.capture, next = capture, capture
+	}
 
 	pf := gymprocessor.NewFactory(gymprocessor.WithTimeSource(p.clock))
 	p.procCfg = pf.CreateDefaultConfig().(*gymprocessor.Config)
-	proc, err := pf.CreateTraces(ctx, processor.Settings{ID: component.NewID(pf.Type()), TelemetrySettings: withName(tel, "gym"), BuildInfo: component.NewDefaultBuildInfo()}, p.procCfg, p.out)
+	proc, err := pf.CreateTraces(ctx, processor.Settings{ID: component.NewID(pf.Type()), TelemetrySettings: withName(tel, "gym"), BuildInfo: component.NewDefaultBuildInfo()}, p.procCfg, next)
 	if err != nil {
 		return nil, fmt.Errorf("creating the gym processor: %w", err)
 	}
 	p.proc = proc
 
-	// A collector starts its exporters before its processors.
-	if err := exp.Start(ctx, host); err != nil {
-		return nil, fmt.Errorf("starting the gymspans exporter: %w", err)
-	}
-	if err := proc.Start(ctx, host); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting the gym processor: %w", err), exp.Shutdown(ctx))
+	// A collector starts its exporters first, then its processors from the
+	// last to the first.
+	started := []component.Component{}
+	for _, c := range []component.Component{exp, p.capture, proc} {
+		if c == nil {
+			continue
+		}
+		if err := c.Start(ctx, host); err != nil {
+			errs := []error{fmt.Errorf("starting the replay's pipeline: %w", err)}
+			for _, s := range started {
+				errs = append(errs, s.Shutdown(ctx))
+			}
+			return nil, errors.Join(errs...)
+		}
+		started = append([]component.Component{c}, started...)
 	}
 	return p, nil
 }
@@ -103,6 +129,11 @@ func (p *pipeline) finish(ctx context.Context) error {
 	var errs []error
 	if err := p.proc.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("shutting the gym processor down: %w", err))
+	}
+	if p.capture != nil {
+		if err := p.capture.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutting the gymcapture processor down: %w", err))
+		}
 	}
 	if err := p.exp.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("shutting the gymspans exporter down: %w", err))

@@ -45,6 +45,7 @@ type result struct {
 	credentialKeys   []string // the first maxNamed
 	written          []string
 	replacedPrevious bool
+	captures         string // where GenAI came from, or ""
 	elapsed          time.Duration
 }
 
@@ -65,7 +66,8 @@ func run(ctx context.Context, opt options) (*result, error) {
 	}
 	res.replacedPrevious = len(out.prev.Files) > 0
 	start := opt.now()
-	p, err := newPipeline(ctx, out.stage(), opt.logger)
+	res.captures = capturesDir(in, res.out)
+	p, err := newPipeline(ctx, out.stage(), res.captures, opt.logger)
 	if err != nil {
 		out.abandon()
 		return nil, err
@@ -108,6 +110,22 @@ func outputDir(in inputs, captureDir string) (string, error) {
 		return in.jobs[0].modelDir, nil
 	}
 	return "", fmt.Errorf("%d job dirs among the inputs: replay them one at a time, or give --capture-dir DIR for all of them", len(in.jobs))
+}
+
+// capturesDir is where Gym's <rollout_id>.capture.jsonl files are: the
+// job's model-calls/, else the output dir when it holds any; "" when there
+// are none.
+func capturesDir(in inputs, out string) string {
+	dirs := []string{out}
+	if len(in.jobs) == 1 {
+		dirs = []string{in.jobs[0].modelDir}
+	}
+	for _, d := range dirs {
+		if m, _ := filepath.Glob(filepath.Join(d, "*.capture.jsonl")); len(m) > 0 {
+			return d
+		}
+	}
+	return ""
 }
 
 // feeder reads every file into the pipeline: it is the readers' sink.

@@ -151,3 +151,32 @@ func TestReplayNeedsAnOutput(t *testing.T) {
 	_, err := run(context.Background(), opt)
 	require.ErrorContains(t, err, "give --capture-dir DIR")
 }
+
+// TestReplayJoinsCaptures: with Gym's captures in the job's model-calls/,
+// model calls get their GenAI attributes, as gymcapture gives them live
+// (the spans and capture of gymcapture's capture_before_span case).
+func TestReplayJoinsCaptures(t *testing.T) {
+	src := filepath.Join("..", "..", "processor", "gymcaptureprocessor", "testdata", "capture_before_span")
+	b, err := os.ReadFile(filepath.Join(src, "input.json"))
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	capture, err := os.ReadFile(filepath.Join(src, "before", "0-0.capture.jsonl"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "otel", "traces.jsonl"), string(line)+"\n")
+	write(t, filepath.Join(dir, "model-calls", "0-0.capture.jsonl"), string(capture))
+
+	opt, _ := testOptions(t, dir)
+	res, err := run(context.Background(), opt)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "model-calls"), res.captures)
+	spans, err := os.ReadFile(filepath.Join(dir, "model-calls", "0-0.spans.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(spans), `"gen_ai.usage.input_tokens"`)
+	got, err := os.ReadFile(filepath.Join(dir, "model-calls", "0-0.capture.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, capture, got, "Gym's capture is left as it was")
+}

@@ -19,6 +19,9 @@ func writeSummary(w io.Writer, res *result) {
 	if res.replacedPrevious {
 		fmt.Fprintf(w, "  replaced the previous replay's files there (%s lists them)\n", markerFile)
 	}
+	if res.captures != "" {
+		fmt.Fprintf(w, "  model calls joined with Gym's captures in %s (GenAI attributes)\n", res.captures)
+	}
 	if res.skippedLines > 0 {
 		fmt.Fprintf(w, "  skipped %d lines that held no readable span:\n", res.skippedLines)
 		for _, s := range res.skipped {
