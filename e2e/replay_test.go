@@ -31,7 +31,9 @@ func TestReplayOracle(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(dir, "live")
 	job := filepath.Join(dir, "job")
-	require.NoError(t, os.MkdirAll(filepath.Join(job, "artifacts"), 0o750))
+	for _, d := range []string{live, filepath.Join(job, "otel"), filepath.Join(job, "artifacts")} {
+		require.NoError(t, os.MkdirAll(d, 0o750))
+	}
 	tmpl, err := os.ReadFile(filepath.Join("testdata", "replay_oracle_collector.yaml"))
 	require.NoError(t, err)
 	p := newPorts(t)
