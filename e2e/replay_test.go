@@ -22,8 +22,8 @@ import (
 // file exporter (a `gym eval submit` job's otel/traces.jsonl, the ingest
 // token on every resource as Gym's submit rendering puts it) and to gym →
 // gymspans. `otelcol-gym replay` of the job dir into its model-calls/ then
-// gives, per rollout, the live run's span ids in the rollout's file, and the
-// live run's rollouts.jsonl rows; no credential is written, and the summary
+// gives, per rollout, the live run's span ids in the rollout's file, the
+// live run's rollouts.jsonl rows and service-map edges; no credential is written, and the summary
 // says how many were dropped and which viewer command shows the job.
 func TestReplayOracle(t *testing.T) {
 	const rollouts = 200
@@ -66,7 +66,10 @@ func TestReplayOracle(t *testing.T) {
 	}
 	liveRows, replayRows := rolloutRows(t, live), rolloutRows(t, replayed)
 	require.GreaterOrEqual(t, len(liveRows), rollouts)
-	assert.Equal(t, liveRows, replayRows, "rollouts.jsonl rows (rollout, trace, root span, time split)")
+	assert.Equal(t, liveRows, replayRows, "rollouts.jsonl rows")
+	liveEdges := serviceMapWhole(t, live)
+	require.NotEmpty(t, liveEdges)
+	assert.Equal(t, liveEdges, serviceMapWhole(t, replayed), "service-map edges")
 
 	entries, err := os.ReadDir(replayed)
 	require.NoError(t, err)
@@ -80,6 +83,33 @@ func TestReplayOracle(t *testing.T) {
 	}
 	assert.Contains(t, out, "attributes that carry credentials (Authorization)")
 	assert.Contains(t, out, "otelcol-gym view --capture-dir "+replayed+" --gym-output "+filepath.Join(job, "artifacts"))
+}
+
+// serviceMapWhole is every edge of dir's service_map.json (run, client,
+// server, calls, errors, latency), sorted.
+func serviceMapWhole(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "service_map.json"))
+	require.NoError(t, err)
+	var m struct {
+		Edges []struct {
+			Run       string          `json:"run"`
+			Client    string          `json:"client"`
+			Server    string          `json:"server"`
+			Calls     uint64          `json:"calls"`
+			Errors    uint64          `json:"errors"`
+			LatencyMS json.RawMessage `json:"latency_ms"`
+		} `json:"edges"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	var out []string
+	for _, e := range m.Edges {
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // rolloutFiles maps each <rollout>.spans.jsonl of dir to its sorted span ids.
@@ -99,19 +129,12 @@ func rolloutFiles(t *testing.T, dir string) map[string][]string {
 	return out
 }
 
-// rolloutRow is what acceptance 1 compares of a rollouts.jsonl row.
-type rolloutRow struct {
-	RolloutID  string          `json:"rollout_id"`
-	TraceID    string          `json:"trace_id"`
-	RootSpanID string          `json:"root_span_id"`
-	TimeSplit  json.RawMessage `json:"time_split_ms"`
-}
-
-// rolloutRows are dir's rollouts.jsonl rows, sorted.
+// rolloutRows are dir's rollouts.jsonl rows, whole (rollout, run, trace,
+// root span, times, status, errors, service, name, time split), sorted.
 func rolloutRows(t *testing.T, dir string) []string {
 	t.Helper()
 	var rows []string
-	for _, r := range readJSONLines[rolloutRow](t, filepath.Join(dir, "rollouts.jsonl")) {
+	for _, r := range readJSONLines[map[string]any](t, filepath.Join(dir, "rollouts.jsonl")) {
 		b, err := json.Marshal(r)
 		require.NoError(t, err)
 		rows = append(rows, string(b))
