@@ -93,7 +93,7 @@ func TestReplayJobDir(t *testing.T) {
 			assert.NotContains(t, l, "secret-ingest-token", name)
 		}
 	}
-	assert.Equal(t, int64(res.in.files[0].size), res.bytes)
+	assert.Equal(t, res.in.files[0].size, res.bytes)
 	assert.Positive(t, res.credentials)
 	assert.Equal(t, []string{"Authorization"}, res.credentialKeys)
 	assert.NoDirExists(t, filepath.Join(out, stageDir))
