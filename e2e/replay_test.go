@@ -71,6 +71,19 @@ func TestReplayOracle(t *testing.T) {
 	require.NotEmpty(t, liveEdges)
 	assert.Equal(t, liveEdges, serviceMapWhole(t, replayed), "service-map edges")
 
+	// The live capture dir replays into the same rollout files and edges
+	// again (its spans.jsonl is console-shaped; the gym processor's rewrite
+	// is idempotent). Not the same rollouts.jsonl rows: spans.jsonl holds a
+	// root before some of its rollout's spans, and a row's time split and
+	// error count are of the spans that reached the exporter by the root's
+	// batch (design §10).
+	again := filepath.Join(dir, "again")
+	out2, err := runCmd(t, 5*time.Minute, nil, collectorBinary(t), "replay", "--capture-dir", again, live)
+	require.NoError(t, err, "otelcol-gym replay of the capture dir:\n%s", out2)
+	assert.Equal(t, liveFiles, rolloutFiles(t, again), "span ids per rollout file, replayed from the capture dir")
+	assert.Len(t, rolloutRows(t, again), len(liveRows), "rollouts.jsonl rows, replayed from the capture dir")
+	assert.Equal(t, liveEdges, serviceMapWhole(t, again), "service-map edges, replayed from the capture dir")
+
 	entries, err := os.ReadDir(replayed)
 	require.NoError(t, err)
 	for _, e := range entries {
