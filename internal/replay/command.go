@@ -61,6 +61,10 @@ func RunCommand(args []string, stderr io.Writer) int {
 		now:        time.Now,
 		logger:     logger,
 	})
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "otelcol-gym %s: interrupted; nothing was written (a previous replay's files are as they were)\n", CommandName)
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
 		return 1

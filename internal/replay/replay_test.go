@@ -180,3 +180,21 @@ func TestReplayJoinsCaptures(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, capture, got, "Gym's capture is left as it was")
 }
+
+// TestReplayInterrupted: a replay stopped before it ends (Ctrl-C) leaves
+// the output dir as it was: the previous replay's files, no stage.
+func TestReplayInterrupted(t *testing.T) {
+	dir, _ := jobFromGolden(t, "default_preset_3_rollouts")
+	opt, _ := testOptions(t, dir)
+	_, err := run(context.Background(), opt)
+	require.NoError(t, err)
+	out := filepath.Join(dir, "model-calls")
+	before := readDir(t, out)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = run(ctx, opt)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, before, readDir(t, out))
+	assert.NoDirExists(t, filepath.Join(out, stageDir))
+}
