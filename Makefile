@@ -134,6 +134,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPlainPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/modelcall
 	$(GO) test -run '^$$' -fuzz '^FuzzOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/timesplit
 	$(GO) test -run '^$$' -fuzz '^FuzzValidRolloutID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/gymconv
+	$(GO) test -run '^$$' -fuzz '^FuzzConsole$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/replay
 	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/credentials
 
 # Regenerate every generated file: cmd/otelcol-gym from builder-config.yaml with the pinned

@@ -7,9 +7,11 @@
 // OTELCOL_GYM_EXPORTER_OTLP_ENDPOINT is set, design §6), the `view`
 // subcommand (design §8), which serves the rollout viewer instead of starting
 // the collector, and the `instrument` subcommand (design §6), which runs a
-// command with NeMo Gym's telemetry pointed at the collector. It also prints
-// the version with the commit for --version (design §3), which the collector's
-// own flag prints without.
+// command with NeMo Gym's telemetry pointed at the collector, and the
+// `replay` subcommand (design §10), which writes a past run's spans into a
+// capture dir through the gym processor and the gymspans exporter. It also
+// prints the version with the commit for --version (design §3), which the
+// collector's own flag prints without.
 
 package main
 
@@ -23,6 +25,7 @@ import (
 	"github.com/otelcol-gym/otelcol-gym/internal/gymview"
 	"github.com/otelcol-gym/otelcol-gym/internal/instrument"
 	"github.com/otelcol-gym/otelcol-gym/internal/listencheck"
+	"github.com/otelcol-gym/otelcol-gym/internal/replay"
 )
 
 func init() {
@@ -36,6 +39,9 @@ func init() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == instrument.CommandName {
 		os.Exit(instrument.RunCommand(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == replay.CommandName {
+		os.Exit(replay.RunCommand(os.Args[2:], os.Stderr))
 	}
 	args, err := config.WithStandaloneDefault(os.Args)
 	if err != nil {

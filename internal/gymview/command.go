@@ -25,7 +25,7 @@ const CommandName = "view"
 
 // RunCommand is `otelcol-gym view [--capture-dir DIR] [--listen ADDR]
 // [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after D]
-// [--max-rollouts N]`: it serves the
+// [--max-rollouts N] [JOB_DIR]`: it serves the
 // viewer until SIGINT or SIGTERM and returns the exit code. args are the
 // arguments after "view".
 func RunCommand(args []string, stderr io.Writer) int {
@@ -43,8 +43,9 @@ func RunCommand(args []string, stderr io.Writer) int {
 	stalled := fs.Duration("stalled-after", DefaultStalledAfter, "mark a rollout in flight stalled when its last sign of life is older (0: never)")
 	maxRollouts := fs.Int("max-rollouts", DefaultMaxRollouts, "the rollouts the viewer keeps in memory, about 480 bytes each; past it the oldest are no longer listed (their runs count them)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after DURATION] [--max-rollouts N]\n\n"+
-			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n\n", CommandName, DefaultEndpoint)
+		fmt.Fprintf(stderr, "Usage: otelcol-gym %s [--capture-dir DIR] [--listen %s] [--jaeger-url URL] [--gym-output DIR] [--gym-run RUN] [--stalled-after DURATION] [--max-rollouts N] [JOB_DIR]\n\n"+
+			"Serves the rollout viewer (a read-only web UI) over a capture dir, live or from a past run.\n"+
+			"JOB_DIR, a gym eval submit job dir that otelcol-gym replay wrote into, shows its model-calls/ with Gym's artifacts/.\n\n", CommandName, DefaultEndpoint)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -53,10 +54,25 @@ func RunCommand(args []string, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "otelcol-gym %s: unexpected argument %q\n", CommandName, fs.Arg(0))
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "otelcol-gym %s: unexpected argument %q\n", CommandName, fs.Arg(1))
 		fs.Usage()
 		return 2
+	}
+	if fs.NArg() == 1 { // a job dir
+		if given(fs, "capture-dir") {
+			fmt.Fprintf(stderr, "otelcol-gym %s: give a job dir or --capture-dir, not both\n", CommandName)
+			return 2
+		}
+		captureDir, output, err := jobDir(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "otelcol-gym %s: %v\n", CommandName, err)
+			return 2
+		}
+		*dir = captureDir
+		if *gymOutput == "" {
+			*gymOutput = output
+		}
 	}
 	if *gymRun != "" && *gymOutput == "" {
 		fmt.Fprintf(stderr, "otelcol-gym %s: --gym-run names the run of --gym-output: give --gym-output too\n", CommandName)
@@ -86,6 +102,13 @@ func RunCommand(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func serve(ctx context.Context, opts Options, listen string, stderr io.Writer) error {

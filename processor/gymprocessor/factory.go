@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/metadata"
 )
 
@@ -27,8 +28,11 @@ const (
 // NewFactory returns the factory of the gym processor. It is a
 // gymconv.RootMarker: the gymspans exporter of the same collector asks it,
 // through the host, whether it created a processor.
-func NewFactory() processor.Factory {
-	f := &factory{}
+func NewFactory(opts ...FactoryOption) processor.Factory {
+	f := &factory{clock: timesource.Real{}}
+	for _, o := range opts {
+		o(f)
+	}
 	f.Factory = processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -40,7 +44,20 @@ func NewFactory() processor.Factory {
 // factory is the gym processor's factory and what it created.
 type factory struct {
 	processor.Factory
+	clock   clock
 	created atomic.Bool
+}
+
+// FactoryOption changes what NewFactory's processors are built with.
+type FactoryOption func(*factory)
+
+// WithTimeSource makes the factory's processors read the time and take
+// their ticks from src instead of the wall clock. It exists for
+// `otelcol-gym replay` (internal/replay), which drives the processor's
+// settle and wait deadlines by the replayed spans' own times, so a past run
+// replays in seconds and decides as it did live. A collector never sets it.
+func WithTimeSource(src timesource.Source) FactoryOption {
+	return func(f *factory) { f.clock = src }
 }
 
 var _ gymconv.RootMarker = (*factory)(nil)
@@ -85,7 +102,7 @@ func (f *factory) createTraces(
 	cfg component.Config,
 	next consumer.Traces,
 ) (processor.Traces, error) {
-	p, err := newGymProcessor(set, cfg.(*Config), next)
+	p, err := newGymProcessorWithClock(set, cfg.(*Config), next, f.clock)
 	if err == nil {
 		f.created.Store(true)
 	}

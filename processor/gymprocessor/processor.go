@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gym/otelcol-gym/internal/credentials"
-	"github.com/otelcol-gym/otelcol-gym/internal/timesource"
 )
 
 // gymProcessor gives every span its rollout and every rollout its own trace
@@ -70,10 +69,6 @@ type gymProcessor struct {
 
 	stop chan struct{}
 	done chan struct{}
-}
-
-func newGymProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*gymProcessor, error) {
-	return newGymProcessorWithClock(set, cfg, next, timesource.Real{})
 }
 
 func newGymProcessorWithClock(set processor.Settings, cfg *Config, next consumer.Traces, clk clock) (*gymProcessor, error) {

@@ -1,0 +1,180 @@
+// Copyright The otelcol-gym Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+const (
+	// consoleBatchSpans is how many console spans make one batch (the
+	// OpenTelemetry SDK's batch processor sends at most 512).
+	consoleBatchSpans = 512
+	// maxOpenObjects bounds the multi-line objects open at once (one per
+	// server prefix, as servers' lines interleave).
+	maxOpenObjects = 64
+	// maxPrefixBytes bounds a server name in a "(<server name>) " prefix.
+	maxPrefixBytes = 200
+)
+
+// readConsole reads Gym's console output (NEMO_GYM_OTEL_EXPORTER=console)
+// from r, named name in what it skips: spans as one-line JSON or as the
+// SDK's indent-4 multi-line objects, each line perhaps prefixed with
+// "(<server name>) ", mixed with log lines, which are passed over. A
+// multi-line object is gathered per prefix (servers' lines interleave) and
+// bounded as a line is. Spans go to s in batches of consoleBatchSpans, in
+// the order they end in the file.
+func readConsole(name string, r io.Reader, s sink) error {
+	c := &consoleReader{name: name, s: s, open: map[string]*openObject{}, td: ptrace.NewTraces()}
+	lr := newLineReader(r, maxLineBytes)
+	for {
+		l, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		if err := c.line(l); err != nil {
+			return err
+		}
+	}
+	for _, o := range c.open {
+		c.s.skip(skipped{name, o.start, "a multi-line span object that never closed (the file ends inside it)"})
+	}
+	return c.flush()
+}
+
+type consoleReader struct {
+	name     string
+	s        sink
+	open     map[string]*openObject // by prefix
+	lastOpen string                 // the prefix of the object opened last
+	td       ptrace.Traces
+}
+
+// openObject is a multi-line span object being gathered.
+type openObject struct {
+	start    int
+	buf      []byte
+	overflow bool // longer than maxLineBytes: read past, not kept
+}
+
+func (c *consoleReader) line(l line) error {
+	if l.tooLong {
+		c.s.skip(skipped{c.name, l.number, fmt.Sprintf("a line longer than %d MiB", maxLineBytes>>20)})
+		return nil
+	}
+	prefix, rest := splitPrefix(l.text)
+	o := c.open[string(prefix)]
+	if o == nil && len(prefix) == 0 && c.lastOpen != "" && continuation(rest) {
+		// The prefix only on an object's first line.
+		prefix, o = []byte(c.lastOpen), c.open[c.lastOpen]
+	}
+	if o != nil && (continuation(rest) || string(rest) == "{") {
+		if string(rest) == "{" { // a new object: the open one was cut off
+			c.s.skip(skipped{c.name, o.start, "a multi-line span object cut off by the next one"})
+			delete(c.open, string(prefix))
+			return c.startObject(prefix, l)
+		}
+		if !o.overflow && len(o.buf)+len(rest)+1 > maxLineBytes {
+			o.overflow, o.buf = true, nil
+		}
+		if !o.overflow {
+			o.buf = append(append(o.buf, rest...), '\n')
+		}
+		if string(rest) != "}" {
+			return nil
+		}
+		delete(c.open, string(prefix))
+		if o.overflow {
+			c.s.skip(skipped{c.name, o.start, fmt.Sprintf("a span object longer than %d MiB", maxLineBytes>>20)})
+			return nil
+		}
+		return c.span(o.buf, o.start, l.newline, true)
+	}
+	if string(rest) == "{" {
+		return c.startObject(prefix, l)
+	}
+	if t := bytes.TrimLeft(rest, " \t"); len(t) > 0 && t[0] == '{' {
+		return c.span(t, l.number, l.newline, false)
+	}
+	return nil // a log line
+}
+
+func (c *consoleReader) startObject(prefix []byte, l line) error {
+	if len(c.open) >= maxOpenObjects {
+		c.s.skip(skipped{c.name, l.number, fmt.Sprintf("more than %d multi-line span objects open at once", maxOpenObjects)})
+		return nil
+	}
+	c.open[string(prefix)] = &openObject{start: l.number, buf: []byte("{\n")}
+	c.lastOpen = string(prefix)
+	return nil
+}
+
+// span decodes one span object into the batch. A one-line JSON object that
+// is not a span is a log line; one that does not decode is skipped when it
+// looks like a span (it names a "context"), else it is a log line too.
+func (c *consoleReader) span(obj []byte, number int, newline, multiline bool) error {
+	err := decodeConsoleSpan(obj, c.td.ResourceSpans())
+	switch {
+	case err == nil:
+		if c.td.SpanCount() >= consoleBatchSpans {
+			return c.flush()
+		}
+		return nil
+	case errors.Is(err, errNotSpan):
+		if multiline {
+			c.s.skip(skipped{c.name, number, "a multi-line object that is not a span"})
+		}
+		return nil
+	case !multiline && !bytes.Contains(obj, []byte(`"context"`)):
+		return nil
+	}
+	c.s.skip(skipped{c.name, number, reason(line{newline: newline}, "not a readable span: "+shortError(err))})
+	return nil
+}
+
+func (c *consoleReader) flush() error {
+	if c.td.SpanCount() == 0 {
+		return nil
+	}
+	td := c.td
+	c.td = ptrace.NewTraces()
+	return c.s.batch(td)
+}
+
+// splitPrefix splits "(<server name>) rest" into its prefix and rest; a
+// line without one has an empty prefix. A server name holds no space or
+// parenthesis.
+func splitPrefix(text []byte) (prefix, rest []byte) {
+	if len(text) < 4 || text[0] != '(' {
+		return nil, text
+	}
+	end := min(len(text), maxPrefixBytes+3)
+	for i := 1; i < end-1; i++ {
+		switch text[i] {
+		case ')':
+			if i > 1 && text[i+1] == ' ' {
+				return text[:i+2], text[i+2:]
+			}
+			return nil, text
+		case '(', ' ', '\t':
+			return nil, text
+		}
+	}
+	return nil, text
+}
+
+// continuation reports whether rest can be a line inside an indent-4
+// object: indented, or its closing brace. Any other line is a line of its
+// own, even between an object's lines.
+func continuation(rest []byte) bool {
+	return string(rest) == "}" || bytes.HasPrefix(rest, []byte("    "))
+}
