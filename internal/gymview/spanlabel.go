@@ -3,7 +3,11 @@
 
 package gymview
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
+)
 
 // How the rollout page names a span (issue #53, item 4): Gym's model, tool
 // and verify SERVER spans are all named by their method alone ("POST"), so
@@ -50,7 +54,7 @@ func urlPath(u string) string {
 // withoutRolloutPrefix cuts Gym's /ng-rollout/<id> from the front of a path
 // ("/ng-rollout/4-0/v1/responses" → "/v1/responses").
 func withoutRolloutPrefix(path string) string {
-	rest, ok := strings.CutPrefix(path, "/ng-rollout/")
+	rest, ok := strings.CutPrefix(path, "/"+gymconv.URLPrefix+"/")
 	if !ok {
 		return path
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // sdkJSON is span as the Python SDK's ReadableSpan.to_json() shows it
-// (reference/nemo-gym-telemetry.md, "Console JSON: exact shape"), for tests.
+// (the shape Gym's console exporter prints, design §10), for tests.
 func sdkJSON(res pcommon.Resource, span ptrace.Span) map[string]any {
 	iso := func(ts pcommon.Timestamp) string {
 		return ts.AsTime().UTC().Format("2006-01-02T15:04:05.000000Z")
