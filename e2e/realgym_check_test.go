@@ -94,6 +94,7 @@ func checkRealGym(t *testing.T, m realGymMode, run *realGymRun) {
 
 	checkRealGymRecipes(t, m, run)
 	checkRealGymTimeSplit(t, m, run) // realgym_timesplit_test.go
+	checkRealGymReplayed(t, run)     // realgym_replaycmd_test.go
 }
 
 // lostRolloutSpans lists the spans without a rollout id that have rollout

@@ -185,6 +185,9 @@ type realGymRun struct {
 	combined        []outSpan
 	collectorLog    string
 	phoenix         *phoenix // the run's Arize Phoenix, when there is one (realgym_phoenix_test.go)
+	// timingsEdited: the run's gym processor had other waits than the
+	// defaults a replay runs with (realgym_replaycmd_test.go).
+	timingsEdited bool
 }
 
 func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {
@@ -201,6 +204,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	var edit func(string) string
 	var firstCall time.Duration
 	if o.slow > 0 {
+		run.timingsEdited = true
 		// Every timing at the same scale: settle at wait/6, and gymcapture's
 		// capture_wait at settle/5, the shipped ratio (5 s and 1 s; design
 		// §4.7: "well under settle"). A capture_wait longer than settle would
