@@ -7,7 +7,7 @@ export NEMO_GYM_CAPTURE_DIR=$PWD/captures PATH=$PWD/gym-venv/bin:$PATH
   { echo "no Python 3.13 at '$PYTHON': name one, e.g. PYTHON=\$(pyenv root)/versions/3.13.0/bin/python" >&2; exit 1; }
   "$PYTHON" -m venv gym-venv && gym-venv/bin/pip install --ignore-requires-python "nemo-gym[telemetry]==0.7.0"; }
 # 2. The collector; Gym's servers from this venv (Gym would make one per server with uv), traced
-bin/otelcol-gym & collector=$! gym=; trap 'exit 0' INT TERM
+bin/otelcol-gym --set=extensions::gymview::gym_output=$PWD/gym-output & collector=$! gym=; trap 'exit 0' INT TERM
 trap 'set +e; [ -z "$gym" ] || { kill -INT -$gym; wait $gym; }; kill $collector; wait $collector' EXIT
 until curl -sf http://127.0.0.1:13133/ >/dev/null; do kill -0 $collector; sleep 1; done
 for s in resources_servers/example_single_tool_call responses_api_agents/simple_agent \

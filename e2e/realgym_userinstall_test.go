@@ -105,6 +105,7 @@ func TestRealGymUserInstall(t *testing.T) {
 		t.Logf("not every rollout's root reached rollouts.jsonl within 90s")
 	}
 	checkViewerShowsRun(t, "http://127.0.0.1:13180", m.runID, len(run.rollouts))
+	checkViewerShowsGymResults(t, "http://127.0.0.1:13180", m.runID, run.rollouts)
 	run.accepted, _ = scrapeMetric(t, 8888, "otelcol_receiver_accepted_spans")
 	require.NoError(t, script.stop(), "the script ends with 0 once the collector stopped cleanly:\n%s", script.log())
 	run.collectorLog = script.log()
@@ -137,6 +138,32 @@ func checkViewerShowsRun(t *testing.T, viewer, runID string, rollouts int) {
 		got[r.Run] = r.Rollouts
 	}
 	assert.Equal(t, map[string]int{runID: rollouts}, got, "the runs the viewer lists, with their rollouts")
+}
+
+// checkViewerShowsGymResults: the viewer the script points the user at
+// (the collector's own, told where Gym's output goes) shows each rollout's
+// reward from Gym's rollouts.jsonl (issue #55: no second viewer to start).
+func checkViewerShowsGymResults(t *testing.T, viewer, runID string, rollouts []string) {
+	t.Helper()
+	resp, err := http.Get(viewer + "/api/rollouts?run=" + runID)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var page struct {
+		Rows []struct {
+			ID  string `json:"id"`
+			Gym *struct {
+				Reward *float64 `json:"reward"`
+			} `json:"gym"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+	rewarded := map[string]bool{}
+	for _, r := range page.Rows {
+		if r.Gym != nil && r.Gym.Reward != nil {
+			rewarded[r.ID] = true
+		}
+	}
+	assert.ElementsMatch(t, rollouts, keys(rewarded), "the rollouts the viewer shows with Gym's reward")
 }
 
 // quickstartRun is the script running: bash in a process group of its own,
