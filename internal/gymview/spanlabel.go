@@ -3,12 +3,6 @@
 
 package gymview
 
-import (
-	"strings"
-
-	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
-)
-
 // How the rollout page names a span (issue #53, item 4): Gym's model, tool
 // and verify SERVER spans are all named by their method alone ("POST"), so
 // a page of them reads "POST, POST, POST"; the page shows the method with
@@ -21,47 +15,17 @@ var httpMethods = map[string]bool{
 	"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true,
 }
 
-// spanLabel is what the page shows for a span named name, or "" when that
-// is its name.
-func spanLabel(name string, k spanKeys) string {
-	if !httpMethods[name] {
+// spanLabel is what the page shows for v, or "" when that is its name: the
+// route as the stall rule reads it (spanPath, gymRoute: stall.go).
+func spanLabel(v *viewSpan) string {
+	if !httpMethods[v.Name] {
 		return ""
 	}
-	path := firstNonEmpty(str(k.HTTPRoute), firstNonEmpty(str(k.URLPath), str(k.HTTPTarget)))
-	if path == "" {
-		path = urlPath(firstNonEmpty(str(k.URLFull), str(k.HTTPURL)))
-	}
-	path, _, _ = strings.Cut(path, "?")
-	path = withoutRolloutPrefix(path)
-	if path == "" || path[0] != '/' {
+	route := gymRoute(spanPath(v))
+	if route == "" || route[0] != '/' {
 		return ""
 	}
-	return name + " " + path
-}
-
-// urlPath is the path of an absolute URL, or "".
-func urlPath(u string) string {
-	_, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		return rest[i:]
-	}
-	return ""
-}
-
-// withoutRolloutPrefix cuts Gym's /ng-rollout/<id> from the front of a path
-// ("/ng-rollout/4-0/v1/responses" → "/v1/responses").
-func withoutRolloutPrefix(path string) string {
-	rest, ok := strings.CutPrefix(path, "/"+gymconv.URLPrefix+"/")
-	if !ok {
-		return path
-	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		return rest[i:]
-	}
-	return path
+	return v.Name + " " + route
 }
 
 // isASGIEvent: the span is one of an ASGI server's per-message spans

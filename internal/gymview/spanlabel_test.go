@@ -15,7 +15,7 @@ func TestSpanLabel(t *testing.T) {
 		{"POST", spanKeys{URLPath: "/ng-rollout/4-0/verify", URLFull: "http://127.0.0.1:8002/ng-rollout/4-0/verify"}, "POST /verify"},
 		{"POST", spanKeys{URLFull: "http://127.0.0.1:8002/ng-rollout/4-0/get_weather?x=1"}, "POST /get_weather"},
 		{"POST", spanKeys{HTTPRoute: "/run", HTTPTarget: "/run"}, "POST /run"},
-		{"POST", spanKeys{HTTPTarget: "/ng-rollout/4-0"}, "POST /ng-rollout/4-0"},
+		{"POST", spanKeys{HTTPTarget: "/ng-rollout/4-0"}, "POST /"},
 		{"POST", spanKeys{}, ""},                        // nothing to add
 		{"POST", spanKeys{HTTPTarget: 7}, ""},           // not a string
 		{"POST", spanKeys{URLFull: "not a url"}, ""},    // no path
@@ -23,7 +23,7 @@ func TestSpanLabel(t *testing.T) {
 		{"gym.rollout", spanKeys{HTTPTarget: "/x"}, ""}, // not a method
 		{"GET", spanKeys{HTTPTarget: "/global_config_dict_yaml"}, "GET /global_config_dict_yaml"},
 	} {
-		if got := spanLabel(tc.name, tc.keys); got != tc.want {
+		if got := spanLabel(&viewSpan{Name: tc.name, attrs: tc.keys}); got != tc.want {
 			t.Errorf("spanLabel(%q, %+v) = %q, want %q", tc.name, tc.keys, got, tc.want)
 		}
 	}

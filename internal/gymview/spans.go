@@ -129,7 +129,7 @@ func (l *spanLine) view() *viewSpan {
 	}
 	// A key of another type than the viewer expects is only not used.
 	_ = json.Unmarshal(v.Attributes, &v.attrs)
-	v.Label = spanLabel(v.Name, v.attrs)
+	v.Label = spanLabel(v)
 	v.ASGI = isASGIEvent(v.attrs)
 	var res resourceKeys
 	_ = json.Unmarshal(v.resource, &res)
