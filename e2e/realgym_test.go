@@ -205,14 +205,18 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	var firstCall time.Duration
 	if o.slow > 0 {
 		run.timingsEdited = true
-		// Every timing at the same scale: settle at wait/6, and gymcapture's
-		// capture_wait at settle/5, the shipped ratio (5 s and 1 s; design
-		// §4.7: "well under settle"). A capture_wait longer than settle would
-		// let a rollout's root reach gymspans before the model-call spans
+		// The gym processor's timings at the same scale: settle at wait/6.
+		// gymcapture's capture_wait at settle/2, not the shipped settle/5
+		// (5 s and 1 s): it is also how long a span waits for Gym to write
+		// its line, which does not get faster with the test's timings (a
+		// CLIENT span ends before its line is written: linewait.go; at
+		// 100 ms a loaded machine's first write of a rollout outlasted it).
+		// It stays under settle: a capture_wait longer than settle would let
+		// a rollout's root reach gymspans before the model-call spans
 		// gymcapture holds, and its time split would miss them (design §4.8).
 		edit = func(cfg string) string {
 			cfg = strings.Replace(cfg, "  gym:\n", fmt.Sprintf("  gym:\n    wait: %s\n    settle: %s\n", o.slow, o.slow/6), 1)
-			return strings.Replace(cfg, "  gymcapture:\n", fmt.Sprintf("  gymcapture:\n    capture_wait: %s\n", o.slow/30), 1)
+			return strings.Replace(cfg, "  gymcapture:\n", fmt.Sprintf("  gymcapture:\n    capture_wait: %s\n", o.slow/12), 1)
 		}
 		firstCall = o.slow * 3 / 2
 	}

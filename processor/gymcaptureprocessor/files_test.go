@@ -94,13 +94,19 @@ func TestCutCaptureFile(t *testing.T) {
 }
 
 // A file removed while open is let go: the rollout's later spans find no
-// file and leave at once.
+// file; Gym writes captures here, so they wait capture_wait for it (Gym
+// removes a rollout's file before it dispatches the rollout again:
+// linewait.go) and leave without a line, counted as finding no file.
 func TestRemovedCaptureFile(t *testing.T) {
 	h := newHarness(t, nil)
 	appendLine(t, h.dir, "0-0", captureJSON(5, 6, 1))
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 1, 5, 6)))
 	require.NoError(t, os.Remove(filepath.Join(h.dir, "0-0.capture.jsonl")))
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 2, 0, 1)))
+	c := h.consume(modelSpan("0-0", 2, 0, 1))
+	require.Equal(t, 1, h.waiting())
+	h.clock.advance(h.p.cfg.CaptureWait)
+	h.p.poll(context.Background(), false)
+	require.NoError(t, c.wait())
 	require.Equal(t, 2, h.sink.SpanCount())
 	assert.False(t, h.p.rollouts["0-0"].tail.isOpen)
 	metadatatest.AssertEqualProcessorGymcaptureSpansMissed(t, h.tel, []metricdata.DataPoint[int64]{

@@ -137,6 +137,10 @@ func (p *captureProcessor) let(w *waitingSpan, c *counts, reason int) {
 		return
 	}
 	w.rollout.remove(w)
+	w.rollout.noteWaited(w.call) // it does not wait again (linewait.go)
+	if reason == missedWait && !w.rollout.tail.exists {
+		reason = missedNoFile // it waited for a file that did not come
+	}
 	p.leaveLineless(w, c, reason) // annotates: before leave lets the caller hand the batch on
 	p.leave(w)
 }

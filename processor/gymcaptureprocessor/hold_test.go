@@ -105,13 +105,13 @@ func TestCallerContextEndsTheWait(t *testing.T) {
 	assert.Equal(t, int64(1), h.counter(t, metricSpansMissed, "reason", "wait"))
 }
 
-// A span that ended more than capture_wait before it came (handed on again
-// after an outage, or released late by the gym processor) does not wait: its
-// line is there, or it will not come.
+// A span that ended more than lineHorizon capture_waits before it came
+// (handed on again after an outage, or after a restart) does not wait: its
+// line is there, or it will not come (linewait.go).
 func TestSpanEndedLongAgoDoesNotWait(t *testing.T) {
 	h := newHarness(t, nil)
 	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), nil, 0o640))
-	h.clock.advance(h.p.cfg.CaptureWait + 1) // the span ends at t0+1s, the harness starts then
+	h.clock.advance(lineHorizon*h.p.cfg.CaptureWait + 1) // the span ends at t0+1s, the harness starts then
 	require.NoError(t, h.consume(modelSpan("0-0", 1, 0, 1)).wait())
 	assert.Zero(t, h.waiting())
 	assert.Equal(t, 1, h.sink.SpanCount())

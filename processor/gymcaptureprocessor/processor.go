@@ -60,6 +60,9 @@ type captureProcessor struct {
 	// round's time.
 	round uint64
 	now   time.Time
+	// capturesHere: a rollout's capture file has been seen in the dir, so
+	// Gym writes its captures here (linewait.go).
+	capturesHere bool
 
 	stop, done chan struct{}
 	// onWait, when set (tests), is called as a caller begins to wait.
@@ -212,20 +215,25 @@ func (p *captureProcessor) poll(ctx context.Context, final bool) {
 // (hold.go).
 func (p *captureProcessor) consumeCall(w *waitingSpan, now time.Time, b *waitingBatch, c *counts, out *[]joined) {
 	late := w.span.EndTimestamp().AsTime().Add(p.cfg.CaptureWait).Before(now)
-	if l := p.joinNow(w.rollout, w.kind, w.span, c, out); l != nil {
+	l := p.joinNow(w.rollout, w.kind, w.span, c, out)
+	if w.rollout.tail.exists {
+		p.capturesHere = true
+	}
+	if l != nil {
 		if !p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, l, late) {
 			p.waitForCall(p.hold(w, now, b), l)
 		}
 		return
 	}
 	switch {
-	case !w.rollout.tail.exists:
-		// No capture file: Gym captures nothing for this rollout here (or
-		// not yet, which its export delay makes rare); nothing to wait for.
+	case !w.rollout.tail.exists && !p.lineMayCome(w, now):
+		// No capture file: Gym captures nothing for this rollout here, or
+		// nothing at all here (linewait.go); nothing to wait for.
 		c.missed[missedNoFile]++
-	case late:
-		// Ended capture_wait before it came (handed on again after an
-		// outage, or released after settle): its line came or never will.
+	case late && !p.lineMayCome(w, now):
+		// Ended long before it came (handed on again after an outage, or
+		// after a restart), or Gym wrote past its call: its line came or
+		// never will (linewait.go).
 		p.leaveLineless(w, c, missedWait)
 	default:
 		w = p.hold(w, now, b)

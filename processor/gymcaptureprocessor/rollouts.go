@@ -51,6 +51,9 @@ type rolloutState struct {
 	linesOf  int
 	waiting  [modelcall.Kinds][]*waitingSpan
 	nWaiting int
+	// waitedCalls are calls a span of which waited for its line and left
+	// without it (linewait.go).
+	waitedCalls []modelcall.Call
 	// readRound is the processor's round that last read the file,
 	// checkRound the last that looked at its name.
 	readRound, checkRound uint64
