@@ -31,7 +31,7 @@ const (
 // bounded as a line is. Spans go to s in batches of consoleBatchSpans, in
 // the order they end in the file.
 func readConsole(name string, r io.Reader, s sink) error {
-	c := &consoleReader{name: name, s: s, open: map[string]*openObject{}, td: ptrace.NewTraces()}
+	c := &consoleReader{name: name, s: s, open: map[string]*openObject{}, td: ptrace.NewTraces(), parents: newParentFlags()}
 	lr := newLineReader(r, maxLineBytes)
 	for {
 		l, err := lr.next()
@@ -59,6 +59,7 @@ type consoleReader struct {
 	open     map[string]*openObject // by prefix
 	lastOpen string                 // the prefix of the object opened last
 	td       ptrace.Traces
+	parents  *parentFlags // what the console JSON leaves out of a span's parent
 }
 
 // openObject is a multi-line span object being gathered.
@@ -128,9 +129,12 @@ func (c *consoleReader) startObject(prefix []byte, l line) error {
 // skipped when it looks like a span (it names a "context"), else it is log
 // output too.
 func (c *consoleReader) span(obj []byte, number int, newline bool) error {
-	err := decodeConsoleSpan(obj, c.td.ResourceSpans())
+	rss := c.td.ResourceSpans()
+	err := decodeConsoleSpan(obj, rss)
 	switch {
 	case err == nil:
+		rs := rss.At(rss.Len() - 1)
+		c.parents.mark(rs.Resource(), rs.ScopeSpans().At(0).Spans().At(0))
 		if c.td.SpanCount() >= consoleBatchSpans {
 			return c.flush()
 		}
