@@ -49,7 +49,7 @@ type phoenix struct {
 // environment (its endpoint).
 func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (args, env []string) {
 	venv := os.Getenv(phoenixVenvEnv)
-	if venv == "" || !run.live {
+	if venv == "" || !run.live || run.console {
 		return nil, nil
 	}
 	port, grpcPort := freePort(t), freePort(t)

@@ -29,14 +29,7 @@ func checkRealGymReplayed(t *testing.T, run *realGymRun) {
 	}
 	t.Run("replayed", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "replayed")
-		require.NoError(t, os.MkdirAll(out, 0o750))
-		captures, err := filepath.Glob(filepath.Join(run.captureDir, "*.capture.jsonl"))
-		require.NoError(t, err)
-		for _, c := range captures {
-			b, err := os.ReadFile(c)
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(filepath.Join(out, filepath.Base(c)), b, 0o640))
-		}
+		copyCaptures(t, run.captureDir, out)
 		start := time.Now()
 		log, err := runCmd(t, 2*time.Minute, nil, collectorBinary(t), "replay", "--capture-dir", out, record)
 		require.NoError(t, err, "otelcol-gym replay:\n%s", log)

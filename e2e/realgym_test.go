@@ -152,6 +152,10 @@ type realGymOpts struct {
 	slow time.Duration
 	// live, when set, watches the run's viewer (realgym_live_test.go).
 	live *realGymLive
+	// console: Gym's telemetry prints its spans (NEMO_GYM_OTEL_EXPORTER=console
+	// in the mode's env) and the collector must receive none; the run ends
+	// when Gym has stopped (realgym_consolereplay_test.go).
+	console bool
 }
 
 // TestRealGymGenericSlow (issue #25): Gym under generic OpenTelemetry
@@ -188,6 +192,8 @@ type realGymRun struct {
 	// timingsEdited: the run's gym processor had other waits than the
 	// defaults a replay runs with (realgym_replaycmd_test.go).
 	timingsEdited bool
+	// console: Gym prints its spans; the collector has nothing to forward.
+	console bool
 }
 
 func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {
@@ -198,7 +204,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 		require.NoError(t, os.MkdirAll(dir, 0o750))
 	}
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{},
-		forwarded: filepath.Join(dir, "otlp-traces.jsonl")}
+		forwarded: filepath.Join(dir, "otlp-traces.jsonl"), console: o.console}
 	require.NoError(t, os.MkdirAll(run.captureDir, 0o750))
 
 	var edit func(string) string
@@ -299,6 +305,16 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	require.Len(t, run.rollouts, realGymTasks*realGymRepeats, "rollouts in Gym's output")
 	o.live.wait()
 	assert.EqualValues(t, 2*len(run.rollouts), model.calls.Load(), "model calls: a tool call and a final message per rollout")
+	if o.console {
+		envStart.stop(t) // Gym's servers print their last spans as they stop
+		accepted, _ := scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans")
+		assert.Zero(t, accepted, "spans the collector received from a run that prints them")
+		require.NoError(t, col.stop(), "collector exit")
+		readExchanges(run)
+		t.Logf("%s (console): servers ready in %s, %d rollouts collected in %s, Gym stopped at %s",
+			m.name, ready.Round(time.Second), len(run.rollouts), collected.Round(time.Second), time.Since(start).Round(time.Second))
+		return run
+	}
 	if o.live.noSpans() {
 		envStart.stop(t)
 		require.NoError(t, col.stop(), "collector exit")
@@ -326,18 +342,22 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	run.collectorLog = col.stderr.String()
 	require.NoError(t, col.stop(), "collector exit")
 	run.combined = readJSONLines[outSpan](t, filepath.Join(run.captureDir, "spans.jsonl"))
-	for _, r := range run.rollouts {
-		b, err := os.ReadFile(filepath.Join(run.captureDir, r+".capture.jsonl"))
-		if err == nil {
-			run.exchanges[r] = strings.Count(string(b), "\n")
-		}
-	}
+	readExchanges(run)
 	if dst := os.Getenv(realGymRecordEnv); dst != "" {
 		recordRealGym(t, m, run, filepath.Join(dst, "real_gym_"+m.name))
 	}
 	t.Logf("%s: servers ready in %s, %d rollouts collected in %s, Gym stopped at %s; %d spans accepted",
 		m.name, ready.Round(time.Second), len(run.rollouts), collected.Round(time.Second), stopped.Round(time.Second), int(run.accepted))
 	return run
+}
+
+// readExchanges counts the model exchanges in each rollout's capture file.
+func readExchanges(run *realGymRun) {
+	for _, r := range run.rollouts {
+		if b, err := os.ReadFile(filepath.Join(run.captureDir, r+".capture.jsonl")); err == nil {
+			run.exchanges[r] = strings.Count(string(b), "\n")
+		}
+	}
 }
 
 // gymProcess is `gym env start`: its own process group (it starts Ray and

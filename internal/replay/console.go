@@ -31,7 +31,7 @@ const (
 // bounded as a line is. Spans go to s in batches of consoleBatchSpans, in
 // the order they end in the file.
 func readConsole(name string, r io.Reader, s sink) error {
-	c := &consoleReader{name: name, s: s, open: map[string]*openObject{}, td: ptrace.NewTraces()}
+	c := &consoleReader{name: name, s: s, open: map[string]*openObject{}, td: ptrace.NewTraces(), parents: newParentFlags()}
 	lr := newLineReader(r, maxLineBytes)
 	for {
 		l, err := lr.next()
@@ -46,7 +46,9 @@ func readConsole(name string, r io.Reader, s sink) error {
 		}
 	}
 	for _, o := range c.open {
-		c.s.skip(skipped{name, o.start, "a multi-line span object that never closed (the file ends inside it)"})
+		if o.overflow || looksLikeSpan(o.buf) {
+			c.s.skip(skipped{name, o.start, "a multi-line span object that never closed (the file ends inside it)"})
+		}
 	}
 	return c.flush()
 }
@@ -57,6 +59,7 @@ type consoleReader struct {
 	open     map[string]*openObject // by prefix
 	lastOpen string                 // the prefix of the object opened last
 	td       ptrace.Traces
+	parents  *parentFlags // what the console JSON leaves out of a span's parent
 }
 
 // openObject is a multi-line span object being gathered.
@@ -79,7 +82,9 @@ func (c *consoleReader) line(l line) error {
 	}
 	if o != nil && (continuation(rest) || string(rest) == "{") {
 		if string(rest) == "{" { // a new object: the open one was cut off
-			c.s.skip(skipped{c.name, o.start, "a multi-line span object cut off by the next one"})
+			if o.overflow || looksLikeSpan(o.buf) {
+				c.s.skip(skipped{c.name, o.start, "a multi-line span object cut off by the next one"})
+			}
 			delete(c.open, string(prefix))
 			return c.startObject(prefix, l)
 		}
@@ -97,13 +102,13 @@ func (c *consoleReader) line(l line) error {
 			c.s.skip(skipped{c.name, o.start, fmt.Sprintf("a span object longer than %d MiB", maxLineBytes>>20)})
 			return nil
 		}
-		return c.span(o.buf, o.start, l.newline, true)
+		return c.span(o.buf, o.start, l.newline)
 	}
 	if string(rest) == "{" {
 		return c.startObject(prefix, l)
 	}
 	if t := bytes.TrimLeft(rest, " \t"); len(t) > 0 && t[0] == '{' {
-		return c.span(t, l.number, l.newline, false)
+		return c.span(t, l.number, l.newline)
 	}
 	return nil // a log line
 }
@@ -118,27 +123,33 @@ func (c *consoleReader) startObject(prefix []byte, l line) error {
 	return nil
 }
 
-// span decodes one span object into the batch. A one-line JSON object that
-// is not a span is a log line; one that does not decode is skipped when it
-// looks like a span (it names a "context"), else it is a log line too.
-func (c *consoleReader) span(obj []byte, number int, newline, multiline bool) error {
-	err := decodeConsoleSpan(obj, c.td.ResourceSpans())
+// span decodes one span object, one-line or multi-line, into the batch. A
+// JSON object that is not a span is log output (Gym prints its metrics as
+// indent-4 JSON, its config as a Python dict); one that does not decode is
+// skipped when it looks like a span (it names a "context"), else it is log
+// output too.
+func (c *consoleReader) span(obj []byte, number int, newline bool) error {
+	rss := c.td.ResourceSpans()
+	err := decodeConsoleSpan(obj, rss)
 	switch {
 	case err == nil:
+		rs := rss.At(rss.Len() - 1)
+		c.parents.mark(rs.Resource(), rs.ScopeSpans().At(0).Spans().At(0))
 		if c.td.SpanCount() >= consoleBatchSpans {
 			return c.flush()
 		}
 		return nil
-	case errors.Is(err, errNotSpan):
-		if multiline {
-			c.s.skip(skipped{c.name, number, "a multi-line object that is not a span"})
-		}
-		return nil
-	case !multiline && !bytes.Contains(obj, []byte(`"context"`)):
+	case errors.Is(err, errNotSpan), !looksLikeSpan(obj):
 		return nil
 	}
 	c.s.skip(skipped{c.name, number, reason(line{newline: newline}, "not a readable span: "+shortError(err))})
 	return nil
+}
+
+// looksLikeSpan: a console span object names its "context"; a JSON or
+// Python object without one is log output.
+func looksLikeSpan(obj []byte) bool {
+	return bytes.Contains(obj, []byte(`"context"`))
 }
 
 func (c *consoleReader) flush() error {
@@ -152,8 +163,23 @@ func (c *consoleReader) flush() error {
 
 // splitPrefix splits "(<server name>) rest" into its prefix and rest; a
 // line without one has an empty prefix. A server name holds no space or
-// parenthesis.
+// parenthesis. Gym's servers share one output and each writes its prefix
+// as soon as a line of its own ends, so another server's line can follow a
+// prefix that is not its own: "(A) (B) rest" is B's line, and its prefix
+// is the last one.
 func splitPrefix(text []byte) (prefix, rest []byte) {
+	prefix, rest = splitOnePrefix(text)
+	for prefix != nil {
+		next, after := splitOnePrefix(rest)
+		if next == nil {
+			break
+		}
+		prefix, rest = next, after
+	}
+	return prefix, rest
+}
+
+func splitOnePrefix(text []byte) (prefix, rest []byte) {
 	if len(text) < 4 || text[0] != '(' {
 		return nil, text
 	}
