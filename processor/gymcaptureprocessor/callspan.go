@@ -87,6 +87,8 @@ func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKin
 	}
 	p.stand(l)
 	annotateCall(span.Attributes(), &l.line, rollout, provider)
+	putCallContent(span.Attributes(), l.content)
+	l.content = nil
 	return true
 }
 
@@ -119,5 +121,7 @@ func (p *captureProcessor) leaveCall(w *waitingSpan) {
 		}
 	}
 	annotateCall(best.span.Attributes(), &l.line, best.rollout.id, best.provider)
+	putCallContent(best.span.Attributes(), l.content)
+	l.content = nil
 	p.stand(l) // w and best are among the parts it lets go
 }

@@ -56,7 +56,24 @@ type Config struct {
 	// the bound the one nearest its deadline leaves without its line.
 	// Default: 100000.
 	MaxWaitingSpans int `mapstructure:"max_waiting_spans"`
+
+	// CaptureMessageContent puts the model's messages of each call's
+	// capture line on the span that stands for it (gen_ai.input.messages,
+	// gen_ai.output.messages, gen_ai.system_instructions), and the
+	// rollout's task and final answer on its agent span and root span
+	// (design §4.7). Off by default, as the GenAI conventions ask: the
+	// messages hold what the model was told and said. Default: false.
+	CaptureMessageContent bool `mapstructure:"capture_message_content"`
+
+	// MaxMessageBytes bounds each content attribute (its JSON); longer
+	// content is cut, each cut string ending in "…[truncated by
+	// otelcol-gym]". Default: 32 KiB.
+	MaxMessageBytes int `mapstructure:"max_message_bytes"`
 }
+
+// minMessageBytes is the least max_message_bytes: a message or two with
+// the truncation marker.
+const minMessageBytes = 1024
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
@@ -83,6 +100,9 @@ func (c *Config) Validate() error {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}
+	}
+	if c.MaxMessageBytes < minMessageBytes {
+		errs = append(errs, fmt.Errorf("max_message_bytes must be at least %d (a message with its truncation marker), got %d", minMessageBytes, c.MaxMessageBytes))
 	}
 	return errors.Join(errs...)
 }

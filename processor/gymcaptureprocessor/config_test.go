@@ -35,6 +35,9 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 250*time.Millisecond, custom.CaptureWait)
 	assert.Equal(t, 8, custom.MaxRollouts)
 	assert.Equal(t, 4, custom.MaxOpenFiles)
+	assert.True(t, custom.CaptureMessageContent)
+	assert.Equal(t, 4096, custom.MaxMessageBytes)
+	assert.False(t, def.CaptureMessageContent, "content is opt-in")
 
 	_, err = load(component.NewIDWithName(componentType, "missing_dir"))
 	assert.ErrorContains(t, err, "capture_dir is required")
@@ -42,4 +45,6 @@ func TestLoadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "capture_wait must not be negative")
 	assert.ErrorContains(t, err, "max_line_bytes must be positive")
 	assert.ErrorContains(t, err, "max_open_files must be positive")
+	_, err = load(component.NewIDWithName(componentType, "small_messages"))
+	assert.ErrorContains(t, err, "max_message_bytes must be at least 1024 (a message with its truncation marker), got 100")
 }

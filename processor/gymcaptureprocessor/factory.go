@@ -36,6 +36,7 @@ func createDefaultConfig() component.Config {
 		MaxLinesPerRollout: 1024,
 		MaxLineBytes:       16 << 20,
 		MaxWaitingSpans:    100_000,
+		MaxMessageBytes:    32 << 10,
 	}
 }
 

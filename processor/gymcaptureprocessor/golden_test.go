@@ -45,6 +45,8 @@ type goldenCase struct {
 	// only when it comes after one of them, as spans come in the order they
 	// end; the fault-injection test keeps to the plans in that order.
 	agentByCalls bool
+	// content: capture_message_content is on.
+	content bool
 }
 
 var goldenCases = map[string]goldenCase{
@@ -79,6 +81,15 @@ var goldenCases = map[string]goldenCase{
 	// ASGI instrumentation makes it when a leaked context reached the handler,
 	// is the rollout's invoke_agent span.
 	"agent_run_context_leaked": {waitsForCall: true, calls: 1, tools: 1, joined: 1, lines: map[string]int64{"kept": 1}, agentByCalls: true},
+	// capture_message_content on: the call's messages on the span that
+	// stands for it, the task and answer on the agent span (gym.rollout,
+	// also the root); the task is cut at max_message_bytes with the marker,
+	// the api_key of the tool's arguments removed. Every other case has it
+	// off and shows no content.
+	"messages_on": {
+		adjust:      func(c *Config) { c.CaptureMessageContent, c.MaxMessageBytes = true, 1024 },
+		leaveAtOnce: true, calls: 1, tools: 1, joined: 3, lines: map[string]int64{"kept": 1}, content: true,
+	},
 }
 
 func TestGolden(t *testing.T) {
@@ -118,7 +129,7 @@ func TestGolden(t *testing.T) {
 				assert.Equal(t, n, h.counter(t, metricCaptureLines, "result", result), "lines %s", result)
 			}
 			out := canonical(h.sink.AllTraces())
-			onlyNamedAttributes(t, canonical([]ptrace.Traces{readTraces(t, filepath.Join(dir, "input.json"))}), out)
+			onlyNamedAttributes(t, canonical([]ptrace.Traces{readTraces(t, filepath.Join(dir, "input.json"))}), out, gc.content)
 			oneSpanPerCall(t, out, gc.calls)
 			rolloutInAgentTerms(t, out, gc.tools)
 			compareGolden(t, filepath.Join(dir, "expected.json"), out)
@@ -207,10 +218,19 @@ func oneSpanPerCall(t *testing.T, out ptrace.Traces, calls int) {
 	}
 }
 
+// contentAttributes are the attributes capture_message_content adds
+// (content.go), each within max_message_bytes.
+var contentAttributes = map[string]bool{
+	"gen_ai.input.messages": true, "gen_ai.output.messages": true, "gen_ai.system_instructions": true,
+	"input.value": true, "input.mime_type": true, "output.value": true, "output.mime_type": true,
+}
+
 // onlyNamedAttributes checks that out is in with nothing but named
-// attributes added, each string within modelcall.MaxString bytes, valid
-// UTF-8, and no body text (the captures' request holds "hunter2").
-func onlyNamedAttributes(t *testing.T, in, out ptrace.Traces) {
+// attributes added (and, when content is on, the content attributes), each
+// string within modelcall.MaxString bytes (content within
+// max_message_bytes), valid UTF-8, and no body text (the captures' request
+// holds "hunter2"; with content on, as a credential, which is removed).
+func onlyNamedAttributes(t *testing.T, in, out ptrace.Traces, content bool) {
 	t.Helper()
 	require.Equal(t, in.SpanCount(), out.SpanCount())
 	for i := 0; i < out.ResourceSpans().Len(); i++ {
@@ -222,12 +242,17 @@ func onlyNamedAttributes(t *testing.T, in, out ptrace.Traces) {
 				assert.Equal(t, w.AsRaw(), v.AsRaw(), "attribute %s changed", k)
 				return true
 			}
-			assert.True(t, namedAttributes[k], "attribute %s added", k)
+			bound := modelcall.MaxString
+			if content && contentAttributes[k] {
+				bound = 1024
+			} else {
+				assert.True(t, namedAttributes[k], "attribute %s added", k)
+			}
 			s := v.AsString()
 			assert.NotContains(t, s, "hunter2")
 			assert.True(t, utf8.ValidString(s), "%s is valid UTF-8", k)
 			if v.Type() == pcommon.ValueTypeStr {
-				assert.LessOrEqual(t, len(s), modelcall.MaxString, "%s is bounded", k)
+				assert.LessOrEqual(t, len(s), bound, "%s is bounded", k)
 			}
 			return true
 		})

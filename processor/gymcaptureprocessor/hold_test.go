@@ -165,7 +165,7 @@ func splitCalls(td ptrace.Traces) map[string][]map[string]any {
 				id := v.Str() // before RemoveIf moves the map's values
 				taken := map[string]any{}
 				attrs.RemoveIf(func(k string, v pcommon.Value) bool {
-					if namedAttributes[k] && k != "nemo.gym.model_call.id" {
+					if (namedAttributes[k] || contentAttributes[k]) && k != "nemo.gym.model_call.id" {
 						taken[k] = v.AsRaw()
 						return true
 					}

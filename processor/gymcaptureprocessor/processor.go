@@ -336,7 +336,7 @@ func (p *captureProcessor) read(r *rolloutState, check bool, c *counts) {
 		switch {
 		case !ok:
 			c.lines[lineMalformed]++
-		case !r.add(l, p.cfg.MaxLinesPerRollout):
+		case !r.add(l, p.lineContent(line), p.cfg.MaxLinesPerRollout):
 			c.lines[lineOverBound]++
 		default:
 			c.lines[lineKept]++

@@ -15,8 +15,11 @@ import (
 // captureLine is one line of a rollout's capture file and the kinds of
 // model-call span it has joined (a line joins one span of each kind).
 type captureLine struct {
-	line  modelcall.Line
-	taken [modelcall.Kinds]bool
+	line modelcall.Line
+	// content is the line's messages (content.go) until its call is stood
+	// for; nil when content is off.
+	content *modelcall.Content
+	taken   [modelcall.Kinds]bool
 	// stood: a span stands for the call (callspan.go); parts are the spans
 	// joined to it that wait for a better one to.
 	stood bool
@@ -65,18 +68,23 @@ type rolloutState struct {
 	// agentMarked: a span of the rollout is marked its agent span
 	// (rolloutspans.go).
 	agentMarked bool
+	// firstInput and lastOutput are the first line's input and the latest
+	// line's output, when content is on (content.go).
+	firstInput, lastOutput *modelcall.Content
 }
 
 // add keeps a line read from the file; past maxLines it is refused. The
 // lines of a file the name no longer holds are forgotten first.
-func (r *rolloutState) add(l modelcall.Line, maxLines int) bool {
+func (r *rolloutState) add(l modelcall.Line, content *modelcall.Content, maxLines int) bool {
 	if r.linesOf != r.tail.file {
 		r.lines, r.linesOf = nil, r.tail.file
+		r.firstInput, r.lastOutput = nil, nil
 	}
 	if len(r.lines) >= maxLines {
 		return false
 	}
-	r.lines = append(r.lines, &captureLine{line: l})
+	r.lines = append(r.lines, &captureLine{line: l, content: content})
+	r.keepContent(content)
 	return true
 }
 

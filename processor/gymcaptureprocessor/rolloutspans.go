@@ -43,25 +43,45 @@ func (a agentServices) learn(service string) {
 }
 
 // markRollout marks span, which is no model call, when it is its rollout's
-// agent span or a tool call.
+// agent span or a tool call; with content on, the rollout's agent span and
+// root span get its task and final answer (content.go).
 func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res pcommon.Map, c *counts) {
-	switch span.Kind() {
-	case ptrace.SpanKindClient:
+	agent := false
+	if span.Kind() == ptrace.SpanKindClient {
 		p.markTool(span, s, c)
+	} else {
+		agent = p.markAgent(span, s, res)
+	}
+	if !p.cfg.CaptureMessageContent || (!agent && !rolloutRoot(span)) {
 		return
-	case ptrace.SpanKindServer:
+	}
+	if r := p.rolloutOf(span.Attributes()); r != nil {
+		p.read(r, false, c)
+		putRolloutContent(span.Attributes(), r, agent)
+	}
+}
+
+// rolloutRoot reports whether the gym processor marked span its rollout's
+// root (the root of the rollout's own trace).
+func rolloutRoot(span ptrace.Span) bool {
+	v, ok := span.Attributes().Get(gymconv.RolloutRootAttribute)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+}
+
+// markAgent marks span, not a CLIENT span, when it is its rollout's agent
+// span (the first to come): reports whether it did.
+func (p *captureProcessor) markAgent(span ptrace.Span, s *modelcall.Span, res pcommon.Map) bool {
+	if span.Kind() == ptrace.SpanKindServer {
 		if !p.agentRun(s) {
-			return
+			return false
 		}
-	default:
-		if s.Name != gymconv.RolloutSpanName && !p.leakedAgentRun(span, s) {
-			return
-		}
+	} else if s.Name != gymconv.RolloutSpanName && !p.leakedAgentRun(span, s) {
+		return false
 	}
 	attrs := span.Attributes()
 	r := p.rolloutOf(attrs)
 	if r == nil || r.agentMarked {
-		return
+		return false
 	}
 	r.agentMarked = true
 	name := stringAttr(attrs, gymconv.ServerNameAttribute)
@@ -72,6 +92,7 @@ func (p *captureProcessor) markRollout(span ptrace.Span, s *modelcall.Span, res 
 		name = s.Service[strings.LastIndexByte(s.Service, '/')+1:]
 	}
 	annotateAgent(attrs, modelcall.Bound(name), r.id)
+	return true
 }
 
 // agentRun reports whether s, a server's request, is an agent's POST /run.
