@@ -144,45 +144,66 @@ func checkModelCallSpans(t *testing.T, where string, spans []modelCallSpan, capt
 	for _, s := range spans {
 		s.span.CalleeType = types[s.peer]
 		s.span.Service, s.span.PeerService = s.service, s.peer
+		id, _ := s.attrs[gymconv.ModelCallIDAttribute].(string)
+		if synthetic, _ := s.attrs[gymconv.SyntheticAttribute].(bool); synthetic && id != "" {
+			// The call's chat span (design §4.7): it carries the GenAI
+			// attributes, named as the conventions name the call.
+			c := captures[id]
+			if !assert.NotNil(t, c, "%s: chat span %s has no capture line (nemo.gym.model_call.id %q)", where, s.desc, id) {
+				continue
+			}
+			c.standing++
+			checkCallAttributes(t, where, s, c.line)
+			continue
+		}
 		if modelcall.KindOf(&s.span) == modelcall.NotModelCall {
 			continue
 		}
 		n++
-		id, _ := s.attrs[gymconv.ModelCallIDAttribute].(string)
 		c := captures[id]
 		if !assert.NotNil(t, c, "%s: model-call span %s has no capture line (nemo.gym.model_call.id %q): %v %v", where, s.desc, id, s.attrs, s.serverType) {
 			continue
 		}
 		c.joined = true
-		if _, stands := s.attrs["gen_ai.operation.name"]; !stands {
-			for k := range s.attrs {
-				assert.False(t, strings.HasPrefix(k, "gen_ai."), "%s: %s does not stand for its call and carries %s", where, s.desc, k)
-			}
-			continue
-		}
-		c.standing++
-		assert.Equal(t, s.attrs[gymconv.RolloutAttribute], s.attrs["gen_ai.conversation.id"], "%s: %s conversation", where, s.desc)
-		l := c.line
-		if l.InputTokens != nil {
-			assert.EqualValues(t, *l.InputTokens, s.attrs["gen_ai.usage.input_tokens"], "%s: %s input tokens", where, s.desc)
-			assert.EqualValues(t, *l.OutputTokens, s.attrs["gen_ai.usage.output_tokens"], "%s: %s output tokens", where, s.desc)
-		}
-		if l.ResponseModel != "" {
-			assert.Equal(t, l.ResponseModel, s.attrs["gen_ai.response.model"], "%s: %s response model", where, s.desc)
-		}
-		if l.ResponseID != "" {
-			assert.Equal(t, l.ResponseID, s.attrs["gen_ai.response.id"], "%s: %s response id", where, s.desc)
-		}
-		if l.Failed() {
-			assert.Equal(t, l.ErrorType(), s.attrs["error.type"], "%s: %s error.type", where, s.desc)
+		for k := range s.attrs {
+			assert.False(t, strings.HasPrefix(k, "gen_ai."), "%s: %s carries %s: the call's attributes are its chat span's", where, s.desc, k)
 		}
 	}
 	for id, c := range captures {
 		if c.joined {
-			assert.Equal(t, 1, c.standing, "%s: spans that stand for capture line %s", where, id)
+			assert.Equal(t, 1, c.standing, "%s: chat spans of capture line %s", where, id)
 		}
 	}
 	return n
+}
+
+// checkCallAttributes checks a chat span's attributes against its capture
+// line.
+func checkCallAttributes(t *testing.T, where string, s modelCallSpan, l modelcall.Line) {
+	t.Helper()
+	assert.Equal(t, s.attrs[gymconv.RolloutAttribute], s.attrs["gen_ai.conversation.id"], "%s: %s conversation", where, s.desc)
+	wantModel := l.RequestModel
+	if wantModel == "" {
+		wantModel = l.ResponseModel
+	}
+	if wantModel != "" {
+		assert.Equal(t, wantModel, s.attrs["gen_ai.request.model"], "%s: %s request model", where, s.desc)
+		assert.Equal(t, "chat "+wantModel, s.span.Name, "%s: %s name", where, s.desc)
+	}
+	assert.Equal(t, l.Model, s.attrs[gymconv.ModelCallServerAttribute], "%s: %s Gym's model server", where, s.desc)
+	if l.InputTokens != nil {
+		assert.EqualValues(t, *l.InputTokens, s.attrs["gen_ai.usage.input_tokens"], "%s: %s input tokens", where, s.desc)
+		assert.EqualValues(t, *l.OutputTokens, s.attrs["gen_ai.usage.output_tokens"], "%s: %s output tokens", where, s.desc)
+	}
+	if l.ResponseModel != "" {
+		assert.Equal(t, l.ResponseModel, s.attrs["gen_ai.response.model"], "%s: %s response model", where, s.desc)
+	}
+	if l.ResponseID != "" {
+		assert.Equal(t, l.ResponseID, s.attrs["gen_ai.response.id"], "%s: %s response id", where, s.desc)
+	}
+	if l.Failed() {
+		assert.Equal(t, l.ErrorType(), s.attrs["error.type"], "%s: %s error.type", where, s.desc)
+	}
 }
 
 func consoleSpans(spans []outSpan) []modelCallSpan {

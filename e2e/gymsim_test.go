@@ -235,6 +235,13 @@ func (s outSpan) synthetic() bool {
 	return v
 }
 
+// chat reports whether s is a model call's chat span (gymcapture's, design
+// §4.7), not the gym processor's service-map CLIENT span.
+func (s outSpan) chat() bool {
+	_, isCall := s.Attributes["nemo.gym.model_call.id"]
+	return s.synthetic() && isCall
+}
+
 func (l outLink) ids() (traceID, spanID string) {
 	return strings.TrimPrefix(l.Context.TraceID, "0x"), strings.TrimPrefix(l.Context.SpanID, "0x")
 }
@@ -384,11 +391,11 @@ func checkGymsimRun(t *testing.T, tc gymsimCase, run *gymsimRun) {
 	}
 
 	// Every non-synthetic span arrives exactly once in the combined file, and
-	// nothing else arrives but synthesized CLIENT spans.
+	// nothing else arrives but synthesized CLIENT spans and chat spans.
 	byID := map[string]outSpan{}
 	var synthetic []outSpan
 	for _, s := range run.combined {
-		if s.synthetic() {
+		if s.synthetic() && !s.chat() {
 			synthetic = append(synthetic, s)
 		}
 		_, dup := byID[s.SpanID]

@@ -135,6 +135,14 @@ const (
 	ModelCallIDAttribute = "nemo.gym.model_call.id"
 	// ModelCallTTFTAttribute is the capture line's latency_ttft_ms.
 	ModelCallTTFTAttribute = "nemo.gym.model_call.ttft_ms"
+	// ModelCallServerAttribute is the Gym model server a call went to
+	// (its capture's model_ref.name), on the span gymcapture synthesizes
+	// for the call.
+	ModelCallServerAttribute = "nemo.gym.model_call.server"
+	// SyntheticAttribute marks a span otelcol-gym synthesized (no process
+	// sent it): the gym processor's service-map CLIENT spans, gymcapture's
+	// chat spans.
+	SyntheticAttribute = "nemo.gym.synthetic"
 	// ModelRequestIDAttribute is the id newer Gym puts on its gym.model.*
 	// spans: the response's own id.
 	ModelRequestIDAttribute = "nemo.gym.model_request.id"

@@ -22,7 +22,14 @@ var operationNames = map[string]string{
 }
 
 // maxAnnotations is how many attributes annotateCall may add.
-const maxAnnotations = 14
+const maxAnnotations = 15
+
+// The names chatspan.go reads back.
+var (
+	attrOperation    = string(conventions.GenAIOperationNameKey)
+	attrRequestModel = string(conventions.GenAIRequestModelKey)
+	attrErrorType    = string(conventions.ErrorTypeKey)
+)
 
 // lineless is gen_ai.operation.name of a call whose capture line never came
 // or names no dialect known here: every model route is one of the chat
@@ -77,10 +84,14 @@ func annotateTool(attrs pcommon.Map, tool, callID, rollout string) {
 	putConversation(attrs, rollout)
 }
 
-// annotateCall puts on the span that stands for a model call the attributes
+// annotateCall puts on a model call's chat span (chatspan.go) the attributes
 // its capture line gives (design §4.7), and the rollout as the GenAI
 // conversation, and nothing else: never a body, every string bounded
 // (modelcall.MaxString), an attribute whose value the line lacks is not set.
+// gen_ai.request.model is the model the request named, else the model that
+// answered it (Gym's agents name none: the model server names its own
+// upstream, and the response says which); Gym's model server, which the
+// conventions have no name for, is nemo.gym.model_call.server.
 // The values replace what the span had, so annotating twice changes nothing.
 func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout, provider string) {
 	attrs.EnsureCapacity(attrs.Len() + maxAnnotations)
@@ -98,9 +109,10 @@ func annotateCall(attrs pcommon.Map, l *modelcall.Line, rollout, provider string
 	putString(string(conventions.GenAIProviderNameKey), provider)
 	requestModel := l.RequestModel
 	if requestModel == "" {
-		requestModel = l.Model
+		requestModel = l.ResponseModel
 	}
 	putString(string(conventions.GenAIRequestModelKey), requestModel)
+	putString(gymconv.ModelCallServerAttribute, l.Model)
 	putString(string(conventions.GenAIResponseModelKey), l.ResponseModel)
 	putString(string(conventions.GenAIResponseIDKey), l.ResponseID)
 	if l.InputTokens != nil {

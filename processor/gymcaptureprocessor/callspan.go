@@ -4,8 +4,6 @@
 package gymcaptureprocessor // import "github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor"
 
 import (
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/otelcol-gym/otelcol-gym/internal/modelcall"
 )
 
@@ -77,19 +75,28 @@ func (t runTable) seen(run string, k modelcall.Kind, round uint64) *runKinds {
 // the call when it stands for it, the call's id alone when another span
 // does; false when it is to wait for a better span of its call (never when
 // final: its wait is over).
-func (p *captureProcessor) place(span ptrace.Span, k modelcall.Kind, run *runKinds, rollout, provider string, l *captureLine, final bool) bool {
+func (p *captureProcessor) place(w *waitingSpan, l *captureLine, final bool) bool {
 	if l.stood {
-		annotatePart(span.Attributes(), &l.line)
+		annotatePart(w.span.Attributes(), &l.line)
 		return true
 	}
-	if !final && !run.stands(k, p.round) {
+	if !final && !w.run.stands(w.kind, p.round) {
 		return false
 	}
 	p.stand(l)
-	annotateCall(span.Attributes(), &l.line, rollout, provider)
-	putCallContent(span.Attributes(), l.content)
-	l.content = nil
+	p.standFor(w, l)
 	return true
+}
+
+// standFor makes w the span that stands for l's call: it gets the call's
+// id, and its chat span (chatspan.go) the call's attributes and messages.
+func (p *captureProcessor) standFor(w *waitingSpan, l *captureLine) {
+	annotatePart(w.span.Attributes(), &l.line)
+	chat := addChatSpan(w, p.cfg.RolloutAttribute)
+	annotateCall(chat.Attributes(), &l.line, w.rollout.id, w.provider)
+	putCallContent(chat.Attributes(), l.content)
+	l.content = nil
+	nameChatSpan(chat)
 }
 
 // stand makes l's call stood for, and lets the spans of the call that waited
@@ -120,8 +127,6 @@ func (p *captureProcessor) leaveCall(w *waitingSpan) {
 			best = x
 		}
 	}
-	annotateCall(best.span.Attributes(), &l.line, best.rollout.id, best.provider)
-	putCallContent(best.span.Attributes(), l.content)
-	l.content = nil
+	p.standFor(best, l)
 	p.stand(l) // w and best are among the parts it lets go
 }

@@ -81,24 +81,32 @@ func callEnds(start time.Time, n int, spacing time.Duration) []time.Time {
 }
 
 // standing is, per model_call.id, the kinds of the spans that carry it and
-// of those that carry the GenAI operation; and the spans that left.
+// of those that stand for it (their chat span carries the GenAI
+// operation); and the spans that left.
 type standing struct {
 	parts, stood map[string][]modelcall.Kind
 	left         map[pcommon.SpanID]int
 }
 
-func standingOf(tds []ptrace.Traces) standing {
+func standingOf(t *testing.T, tds []ptrace.Traces) standing {
+	chatSpans(t, tds)
 	st := standing{parts: map[string][]modelcall.Kind{}, stood: map[string][]modelcall.Kind{}, left: map[pcommon.SpanID]int{}}
 	for _, td := range tds {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, s := range rs.ScopeSpans().At(0).Spans().All() {
-				st.left[s.SpanID()]++
 				id, _ := s.Attributes().Get("nemo.gym.model_call.id")
+				if synthesized(s) {
+					if _, ok := s.Attributes().Get("gen_ai.operation.name"); ok {
+						k := modelcall.Kind(s.ParentSpanID()[0]) // the kind of the span it stands below
+						st.stood[id.Str()] = append(st.stood[id.Str()], k)
+					}
+					continue
+				}
+				st.left[s.SpanID()]++
 				k := modelcall.Kind(s.SpanID()[0])
 				st.parts[id.Str()] = append(st.parts[id.Str()], k)
-				if _, ok := s.Attributes().Get("gen_ai.operation.name"); ok {
-					st.stood[id.Str()] = append(st.stood[id.Str()], k)
-				}
+				_, ok := s.Attributes().Get("gen_ai.operation.name")
+				assert.False(t, ok, "span %s: the call's attributes are its chat span's", s.SpanID())
 			}
 		}
 	}
@@ -150,8 +158,8 @@ func TestOneSpanStandsForEachCall(t *testing.T) {
 		for _, c := range pending {
 			require.NoError(t, c.wait())
 		}
-		require.Equal(t, calls*len(kinds), h.sink.SpanCount(), "seed %d: every span left by capture_wait", seed)
-		st := standingOf(h.sink.AllTraces())
+		require.Equal(t, calls*len(kinds), h.left(), "seed %d: every span left by capture_wait", seed)
+		st := standingOf(t, h.sink.AllTraces())
 		for id, n := range st.left {
 			assert.Equal(t, 1, n, "seed %d: span %s left once", seed, id)
 		}
@@ -179,34 +187,34 @@ func TestBestSpanStandsAcrossBatches(t *testing.T) {
 	// Call 0 teaches the run its kinds: in the run's first batch the CLIENT
 	// span waits for a better one, which comes in the next.
 	client := consume(modelcall.Client, 0)
-	assert.Zero(t, h.sink.SpanCount(), "the run's first CLIENT span waits for a better one")
+	assert.Zero(t, h.left(), "the run's first CLIENT span waits for a better one")
 	h.clock.advance(300 * time.Millisecond)
 	require.NoError(t, consume(modelcall.Server, 0).wait())
 	require.NoError(t, client.wait())
-	assert.Equal(t, 2, h.sink.SpanCount(), "the SERVER span stands, the CLIENT span leaves with the id")
+	assert.Equal(t, 2, h.left(), "the SERVER span stands, the CLIENT span leaves with the id")
 
 	h.clock.set(ends[1])
 	require.NoError(t, consume(modelcall.Server, 1).wait())
 	require.NoError(t, consume(modelcall.Client, 1).wait())
-	assert.Equal(t, 4, h.sink.SpanCount(), "a CLIENT span after its SERVER span leaves at once")
+	assert.Equal(t, 4, h.left(), "a CLIENT span after its SERVER span leaves at once")
 
 	h.clock.set(ends[2])
 	client = consume(modelcall.Client, 2)
-	assert.Equal(t, 4, h.sink.SpanCount(), "a CLIENT span before its SERVER span waits")
+	assert.Equal(t, 4, h.left(), "a CLIENT span before its SERVER span waits")
 	h.clock.advance(500 * time.Millisecond)
 	h.p.poll(context.Background(), false)
 	require.NoError(t, consume(modelcall.Server, 2).wait())
 	require.NoError(t, client.wait())
-	assert.Equal(t, 6, h.sink.SpanCount())
+	assert.Equal(t, 6, h.left())
 
 	h.clock.set(ends[3])
 	client = consume(modelcall.Client, 3)
 	h.clock.advance(h.p.cfg.CaptureWait)
 	h.p.poll(context.Background(), false)
 	require.NoError(t, client.wait())
-	assert.Equal(t, 7, h.sink.SpanCount(), "a CLIENT span whose SERVER span does not come leaves at capture_wait")
+	assert.Equal(t, 7, h.left(), "a CLIENT span whose SERVER span does not come leaves at capture_wait")
 	require.NoError(t, consume(modelcall.Server, 3).wait()) // too late: the call is stood for
-	st := standingOf(h.sink.AllTraces())
+	st := standingOf(t, h.sink.AllTraces())
 	assert.Equal(t, map[string][]modelcall.Kind{
 		"mc0": {modelcall.Server}, "mc1": {modelcall.Server}, "mc2": {modelcall.Server}, "mc3": {modelcall.Client},
 	}, st.stood)
@@ -227,8 +235,8 @@ func TestFirstBatchInEndOrder(t *testing.T) {
 		}
 	}
 	require.NoError(t, h.consume(batch).wait())
-	require.Equal(t, 6, h.sink.SpanCount(), "every span leaves with its batch")
-	assert.Equal(t, map[string][]modelcall.Kind{"mc0": {modelcall.Managed}, "mc1": {modelcall.Managed}}, standingOf(h.sink.AllTraces()).stood)
+	require.Equal(t, 6, h.left(), "every span leaves with its batch")
+	assert.Equal(t, map[string][]modelcall.Kind{"mc0": {modelcall.Managed}, "mc1": {modelcall.Managed}}, standingOf(t, h.sink.AllTraces()).stood)
 }
 
 // gen_ai.provider.name is known from where a model server's calls to its
@@ -250,14 +258,15 @@ func TestProviderFromUpstream(t *testing.T) {
 	h.clock.advance(h.p.cfg.CaptureWait)
 	h.p.poll(context.Background(), false)
 	require.NoError(t, client.wait())
-	require.Equal(t, 3, h.sink.SpanCount())
+	require.Equal(t, 3, h.left())
 	providers := map[string]string{}
 	for _, td := range h.sink.AllTraces() {
 		for _, rs := range td.ResourceSpans().All() {
-			s := rs.ScopeSpans().At(0).Spans().At(0)
-			if v, ok := s.Attributes().Get("gen_ai.provider.name"); ok {
-				id, _ := s.Attributes().Get("nemo.gym.model_call.id")
-				providers[id.Str()] = v.Str()
+			for _, s := range rs.ScopeSpans().At(0).Spans().All() {
+				if v, ok := s.Attributes().Get("gen_ai.provider.name"); ok {
+					id, _ := s.Attributes().Get("nemo.gym.model_call.id")
+					providers[id.Str()] = v.Str()
+				}
 			}
 		}
 	}

@@ -39,7 +39,7 @@ func TestOpenFilesBounded(t *testing.T) {
 		appendLine(t, h.dir, id, captureJSON(0.1, 0.9, 10+i))
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan(id, byte(i), 0, 1)))
 	}
-	require.Equal(t, 3, h.sink.SpanCount())
+	require.Equal(t, 3, h.left())
 	assert.Equal(t, 2, h.p.files.lru.Len())
 	first := h.p.rollouts["0-0"]
 	assert.False(t, first.tail.isOpen)
@@ -47,7 +47,7 @@ func TestOpenFilesBounded(t *testing.T) {
 
 	appendLine(t, h.dir, "0-0", captureJSON(2.1, 2.9, 42))
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 9, 2, 3)))
-	require.Equal(t, 4, h.sink.SpanCount())
+	require.Equal(t, 4, h.left())
 	n, ok := inputTokens(t, h.sink.AllTraces()[3])
 	assert.True(t, ok)
 	assert.Equal(t, int64(42), n)
@@ -86,7 +86,7 @@ func TestCutCaptureFile(t *testing.T) {
 	require.Len(t, r.lines, 2)
 	require.NoError(t, os.WriteFile(filepath.Join(h.dir, "0-0.capture.jsonl"), []byte(captureJSON(0.1, 0.9, 9)+"\n"), 0o640))
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), modelSpan("0-0", 2, 0, 1)))
-	require.Equal(t, 2, h.sink.SpanCount())
+	require.Equal(t, 2, h.left())
 	n, ok := inputTokens(t, h.sink.AllTraces()[1])
 	assert.True(t, ok)
 	assert.Equal(t, int64(9), n)
@@ -107,7 +107,7 @@ func TestRemovedCaptureFile(t *testing.T) {
 	h.clock.advance(h.p.cfg.CaptureWait)
 	h.p.poll(context.Background(), false)
 	require.NoError(t, c.wait())
-	require.Equal(t, 2, h.sink.SpanCount())
+	require.Equal(t, 2, h.left())
 	assert.False(t, h.p.rollouts["0-0"].tail.isOpen)
 	metadatatest.AssertEqualProcessorGymcaptureSpansMissed(t, h.tel, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String(metricAttrReason, "no_capture_file")), Value: 1},

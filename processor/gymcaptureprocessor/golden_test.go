@@ -37,6 +37,8 @@ type goldenCase struct {
 	// calls is how many model calls the input has: exactly one span of each
 	// carries the GenAI operation; tools how many tool calls.
 	calls, tools int
+	// lineless: calls whose line never came (no chat span: chatspan.go).
+	lineless int
 	// joined, missed: model-call spans given their line, and left without.
 	joined, missed int64
 	lines          map[string]int64 // capture lines by result
@@ -57,7 +59,7 @@ var goldenCases = map[string]goldenCase{
 	"capture_after_span_within_wait": {calls: 1, joined: 3, lines: map[string]int64{"kept": 1}},
 	// The rollout's capture file exists (empty) and the line never comes:
 	// gym.model.* stands for the call with what is known without it.
-	"capture_never":        {calls: 1, missed: 3},
+	"capture_never":        {calls: 1, lineless: 1, missed: 3},
 	"same_model_two_calls": {leaveAtOnce: true, calls: 2, joined: 6, lines: map[string]int64{"kept": 2}},
 	// Two attempts: each SERVER and gym.model.* span its own line; the
 	// agent's CLIENT span the attempt it covers most (the retry). Each
@@ -67,7 +69,7 @@ var goldenCases = map[string]goldenCase{
 	// skipped; the call whose line was oversized leaves without one.
 	"hostile_capture": {
 		adjust: func(c *Config) { c.MaxLineBytes = 8192 },
-		calls:  3, joined: 6, missed: 3, lines: map[string]int64{"kept": 2, "malformed": 3, "oversized": 1},
+		calls:  3, lineless: 1, joined: 6, missed: 3, lines: map[string]int64{"kept": 2, "malformed": 3, "oversized": 1},
 	},
 	// The model server sends no spans: the agent's CLIENT spans are all a
 	// call has. Each waits capture_wait (its run's first) for a better span,
@@ -104,24 +106,24 @@ func TestGolden(t *testing.T) {
 			c := h.consume(in)
 			if gc.leaveAtOnce {
 				require.NoError(t, c.wait())
-				assert.Equal(t, spansIn, h.sink.SpanCount(), "every span leaves with its batch")
+				assert.Equal(t, spansIn, h.left(), "every span leaves with its batch")
 			} else {
 				assert.Positive(t, h.waiting(), "model-call spans wait for their lines or their calls")
-				assert.Zero(t, h.sink.SpanCount(), "and their batch waits with them")
+				assert.Zero(t, h.left(), "and their batch waits with them")
 			}
 			copyDir(t, filepath.Join(dir, "after"), h.dir)
 			h.clock.advance(h.p.cfg.PollInterval)
 			h.p.poll(context.Background(), false)
 			if gc.missed == 0 && !gc.waitsForCall {
 				require.NoError(t, c.wait())
-				assert.Equal(t, spansIn, h.sink.SpanCount(), "every line came within capture_wait")
+				assert.Equal(t, spansIn, h.left(), "every line came within capture_wait")
 			}
 			h.clock.advance(h.p.cfg.CaptureWait)
 			h.p.poll(context.Background(), false)
 			require.NoError(t, c.wait())
-			assert.Equal(t, spansIn, h.sink.SpanCount(), "every span left by capture_wait")
+			assert.Equal(t, spansIn, h.left(), "every span left by capture_wait")
 			require.NoError(t, h.p.Shutdown(context.Background()))
-			assert.Equal(t, spansIn, h.sink.SpanCount(), "each span left once")
+			assert.Equal(t, spansIn, h.left(), "each span left once")
 
 			assert.Equal(t, gc.joined, h.counter(t, metricSpansJoined, "", ""), "joined")
 			assert.Equal(t, gc.missed, h.counter(t, metricSpansMissed, "reason", "wait"), "missed")
@@ -131,6 +133,7 @@ func TestGolden(t *testing.T) {
 			out := canonical(h.sink.AllTraces())
 			onlyNamedAttributes(t, canonical([]ptrace.Traces{readTraces(t, filepath.Join(dir, "input.json"))}), out, gc.content)
 			oneSpanPerCall(t, out, gc.calls)
+			assert.Len(t, chatSpans(t, []ptrace.Traces{out}), gc.calls-gc.lineless, "a chat span per call joined to its line")
 			rolloutInAgentTerms(t, out, gc.tools)
 			compareGolden(t, filepath.Join(dir, "expected.json"), out)
 		})
@@ -144,6 +147,7 @@ var namedAttributes = map[string]bool{
 	"gen_ai.response.finish_reasons": true, "error.type": true,
 	"nemo.gym.model_call.id": true, "nemo.gym.model_call.ttft_ms": true, "gen_ai.conversation.id": true, "session.id": true,
 	"gen_ai.agent.name": true, "gen_ai.provider.name": true, "gen_ai.tool.name": true, "gen_ai.tool.call.id": true,
+	"nemo.gym.model_call.server": true, // on chat spans
 }
 
 // rolloutInAgentTerms checks that the rollout's agent span (gym.rollout,
@@ -232,11 +236,22 @@ var contentAttributes = map[string]bool{
 // holds "hunter2"; with content on, as a credential, which is removed).
 func onlyNamedAttributes(t *testing.T, in, out ptrace.Traces, content bool) {
 	t.Helper()
-	require.Equal(t, in.SpanCount(), out.SpanCount())
+	require.Equal(t, in.SpanCount(), sentSpans([]ptrace.Traces{out}))
+	sentIn := map[pcommon.SpanID]ptrace.Span{}
+	for i := 0; i < in.ResourceSpans().Len(); i++ {
+		s := in.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+		sentIn[s.SpanID()] = s
+	}
 	for i := 0; i < out.ResourceSpans().Len(); i++ {
-		want := in.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
 		got := out.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
-		require.Equal(t, want.SpanID(), got.SpanID())
+		want, ok := sentIn[got.SpanID()]
+		if !ok {
+			require.True(t, synthesized(got), "span %s: sent in, or a chat span", got.SpanID())
+			want = ptrace.NewSpan() // every attribute of a chat span is added
+			want.Attributes().PutBool("nemo.gym.synthetic", true)
+			rollout, _ := got.Attributes().Get("nemo.gym.rollout.id") // its parent's (chatSpans)
+			want.Attributes().PutStr("nemo.gym.rollout.id", rollout.Str())
+		}
 		got.Attributes().Range(func(k string, v pcommon.Value) bool {
 			if w, ok := want.Attributes().Get(k); ok && !namedAttributes[k] {
 				assert.Equal(t, w.AsRaw(), v.AsRaw(), "attribute %s changed", k)

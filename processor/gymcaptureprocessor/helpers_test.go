@@ -12,16 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymcaptureprocessor/internal/metadata"
 )
 
@@ -222,3 +225,75 @@ type nopTraces struct{}
 
 func (nopTraces) Capabilities() consumer.Capabilities                { return consumer.Capabilities{} }
 func (nopTraces) ConsumeTraces(context.Context, ptrace.Traces) error { return nil }
+
+// synthesized reports whether span is one the processor made (a chat span,
+// chatspan.go).
+func synthesized(span ptrace.Span) bool {
+	v, ok := span.Attributes().Get(gymconv.SyntheticAttribute)
+	return ok && v.Bool()
+}
+
+// sentSpans is the number of spans of tds that were sent in (not synthesized).
+func sentSpans(tds []ptrace.Traces) int {
+	n := 0
+	for _, td := range tds {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					if !synthesized(span) {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// left is the number of spans that left that were sent in.
+func (h *harness) left() int { return sentSpans(h.sink.AllTraces()) }
+
+// chatSpans are the chat spans of tds by the id of the span they stand
+// below, each checked for the shape chatspan.go gives it.
+func chatSpans(t *testing.T, tds []ptrace.Traces) map[pcommon.SpanID]ptrace.Span {
+	t.Helper()
+	parents := map[pcommon.SpanID]ptrace.Span{}
+	for _, td := range tds {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					parents[span.SpanID()] = span
+				}
+			}
+		}
+	}
+	chats := map[pcommon.SpanID]ptrace.Span{}
+	for id, span := range parents {
+		if !synthesized(span) {
+			continue
+		}
+		parent, ok := parents[span.ParentSpanID()]
+		if !assert.True(t, ok, "chat span %s: its parent left", id) {
+			continue
+		}
+		assert.Equal(t, chatSpanID(parent.TraceID(), parent.SpanID()), id, "chat span id")
+		assert.Equal(t, parent.TraceID(), span.TraceID())
+		assert.Equal(t, parent.StartTimestamp(), span.StartTimestamp())
+		assert.Equal(t, parent.EndTimestamp(), span.EndTimestamp())
+		assert.Equal(t, ptrace.SpanKindInternal, span.Kind())
+		rollout, _ := span.Attributes().Get(gymconv.RolloutAttribute)
+		parentRollout, _ := parent.Attributes().Get(gymconv.RolloutAttribute)
+		assert.Equal(t, parentRollout.Str(), rollout.Str(), "chat span %s: its parent's rollout", id)
+		op, _ := span.Attributes().Get("gen_ai.operation.name")
+		model, hasModel := span.Attributes().Get("gen_ai.request.model")
+		want := op.Str()
+		if hasModel {
+			want += " " + model.Str()
+		}
+		assert.Equal(t, want, span.Name(), "the conventions' name")
+		_, dup := chats[span.ParentSpanID()]
+		assert.False(t, dup, "one chat span below span %s", span.ParentSpanID())
+		chats[span.ParentSpanID()] = span
+	}
+	return chats
+}

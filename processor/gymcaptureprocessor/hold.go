@@ -58,7 +58,7 @@ func (b *waitingBatch) seal() {
 // of its call (waitForCall). A span that ended more than capture_wait
 // before now is not held (consumeCall).
 func (p *captureProcessor) hold(span *waitingSpan, now time.Time, b *waitingBatch) *waitingSpan {
-	w := &waitingSpan{span: span.span, call: call(span.span), kind: span.kind, rollout: span.rollout, run: span.run,
+	w := &waitingSpan{span: span.span, scope: span.scope, call: call(span.span), kind: span.kind, rollout: span.rollout, run: span.run,
 		provider: span.provider, deadline: now.Add(p.cfg.CaptureWait), batch: b}
 	w.queued = p.queue.PushBack(w)
 	if b.done == nil {
@@ -113,7 +113,7 @@ func (p *captureProcessor) release(out []joined, c *counts) {
 	for _, j := range out {
 		c.countJoined(j.how)
 		w := j.w
-		if p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, j.l, false) {
+		if p.place(w, j.l, false) {
 			p.leave(w)
 		} else {
 			p.waitForCall(w, j.l)
@@ -151,6 +151,10 @@ func (p *captureProcessor) let(w *waitingSpan, c *counts, reason int) {
 func (p *captureProcessor) leaveLineless(w *waitingSpan, c *counts, reason int) {
 	c.missed[reason]++
 	if w.kind >= w.run.best {
+		// On the span itself, not a chat span: a span handed on again
+		// (ended long ago) comes here again, and only the call's id, which
+		// a call without its line lacks, would tell that its chat span
+		// exists already (chatspan.go).
 		annotateLineless(w.span.Attributes(), w.rollout.id, w.provider)
 	}
 }

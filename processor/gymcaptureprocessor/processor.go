@@ -148,7 +148,11 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		run := stringAttr(res, gymconv.RunAttribute)
 		p.services.learn(service, serverType)
 		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
+			// Chat spans (chatspan.go) are appended to ss as calls are
+			// stood for: the batch's own spans are the first n.
+			spans := ss.Spans()
+			for i, n := 0, spans.Len(); i < n; i++ {
+				span := spans.At(i)
 				r, kind := p.wants(span, service, serverType, &seen, &c)
 				if r == nil {
 					if kind == modelcall.NotModelCall {
@@ -156,7 +160,7 @@ func (p *captureProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					}
 					continue
 				}
-				w := waitingSpan{span: span, kind: kind, rollout: r, run: p.runs.seen(run, kind, p.round), provider: p.providers.of(kind, service, &seen)}
+				w := waitingSpan{span: span, scope: ss, kind: kind, rollout: r, run: p.runs.seen(run, kind, p.round), provider: p.providers.of(kind, service, &seen)}
 				p.consumeCall(&w, now, b, &c, &out)
 			}
 		}
@@ -220,7 +224,7 @@ func (p *captureProcessor) consumeCall(w *waitingSpan, now time.Time, b *waiting
 		p.capturesHere = true
 	}
 	if l != nil {
-		if !p.place(w.span, w.kind, w.run, w.rollout.id, w.provider, l, late) {
+		if !p.place(w, l, late) {
 			p.waitForCall(p.hold(w, now, b), l)
 		}
 		return

@@ -34,6 +34,7 @@ type captureLine struct {
 // better span of its call to stand for it (callspan.go).
 type waitingSpan struct {
 	span     ptrace.Span
+	scope    ptrace.ScopeSpans // span's, where its chat span goes (chatspan.go)
 	call     modelcall.Call
 	kind     modelcall.Kind
 	rollout  *rolloutState

@@ -5,6 +5,7 @@ package repair // import "github.com/otelcol-gym/otelcol-gym/processor/gymproces
 
 import (
 	"github.com/otelcol-gym/otelcol-gym/internal/bounded"
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/rollout"
 	"github.com/otelcol-gym/otelcol-gym/processor/gymprocessor/internal/split"
 )
@@ -16,7 +17,7 @@ import (
 
 // Names the repairs write (design §4.4).
 const (
-	AttrSynthetic       = "nemo.gym.synthetic"
+	AttrSynthetic       = gymconv.SyntheticAttribute
 	syntheticSpanDomain = "otelcol-gym/synthetic/v1"
 )
 
