@@ -92,7 +92,7 @@ func (p *captureProcessor) place(w *waitingSpan, l *captureLine, final bool) boo
 // id, and its chat span (chatspan.go) the call's attributes and messages.
 func (p *captureProcessor) standFor(w *waitingSpan, l *captureLine) {
 	annotatePart(w.span.Attributes(), &l.line)
-	chat := addChatSpan(w, p.cfg.RolloutAttribute)
+	chat := addChatSpan(w, l.line.ModelCallID, p.cfg.RolloutAttribute)
 	annotateCall(chat.Attributes(), &l.line, w.rollout.id, w.provider)
 	putCallContent(chat.Attributes(), l.content)
 	l.content = nil

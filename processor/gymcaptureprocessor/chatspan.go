@@ -29,10 +29,11 @@ import (
 //   - carries nemo.gym.synthetic = true (like the gym processor's service-map
 //     CLIENT spans: not a span any process sent), the rollout's id, and
 //     nemo.gym.model_call.server: Gym's model server (model_ref.name);
-//   - has a span id any instance computes alike, the first 8 bytes of
-//     SHA-256("otelcol-gym/chat/v1" ‖ 0x00 ‖ trace id ‖ standing span id),
-//     so a call stood for again (a round the gym journal replays after a
-//     kill -9) gives the same span, not a second one;
+//   - has a span id any instance computes alike from the call, the first 8
+//     bytes of SHA-256("otelcol-gym/chat/v1" ‖ 0x00 ‖ trace id ‖
+//     nemo.gym.model_call.id), so a call stood for again (a round the gym
+//     journal replays after a kill -9, a replay of the run) gives the same
+//     span whichever of its spans stands for it;
 //   - is made when its call is stood for with its line, once per call:
 //     spans out = spans in + one per call joined to its line. A call whose
 //     line never came is stood for by its span itself, with the operation
@@ -42,13 +43,14 @@ import (
 // chatSpanDomain separates chat span ids from every other id derived here.
 const chatSpanDomain = "otelcol-gym/chat/v1"
 
-// chatSpanID is the id of the chat span below the span (trace, parent).
-func chatSpanID(trace pcommon.TraceID, parent pcommon.SpanID) pcommon.SpanID {
+// chatSpanID is the id of the chat span of call (its model_call_id) in
+// trace.
+func chatSpanID(trace pcommon.TraceID, call string) pcommon.SpanID {
 	h := sha256.New()
 	h.Write([]byte(chatSpanDomain))
 	h.Write([]byte{0})
 	h.Write(trace[:])
-	h.Write(parent[:])
+	h.Write([]byte(call))
 	var id pcommon.SpanID
 	copy(id[:], h.Sum(nil))
 	if id.IsEmpty() {
@@ -57,14 +59,14 @@ func chatSpanID(trace pcommon.TraceID, parent pcommon.SpanID) pcommon.SpanID {
 	return id
 }
 
-// addChatSpan appends to w's scope the chat span below w's span and returns
-// its attributes, to which the caller adds the call's. Its name is set from
-// them by nameChatSpan.
-func addChatSpan(w *waitingSpan, rolloutAttr string) ptrace.Span {
+// addChatSpan appends to w's scope the chat span of call below w's span and
+// returns it; the caller adds the call's attributes, and nameChatSpan names
+// it from them.
+func addChatSpan(w *waitingSpan, call, rolloutAttr string) ptrace.Span {
 	parent := w.span
 	chat := w.scope.Spans().AppendEmpty()
 	chat.SetTraceID(parent.TraceID())
-	chat.SetSpanID(chatSpanID(parent.TraceID(), parent.SpanID()))
+	chat.SetSpanID(chatSpanID(parent.TraceID(), call))
 	chat.SetParentSpanID(parent.SpanID())
 	chat.SetKind(ptrace.SpanKindInternal)
 	chat.SetStartTimestamp(parent.StartTimestamp())

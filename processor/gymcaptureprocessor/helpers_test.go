@@ -276,7 +276,8 @@ func chatSpans(t *testing.T, tds []ptrace.Traces) map[pcommon.SpanID]ptrace.Span
 		if !assert.True(t, ok, "chat span %s: its parent left", id) {
 			continue
 		}
-		assert.Equal(t, chatSpanID(parent.TraceID(), parent.SpanID()), id, "chat span id")
+		call, _ := span.Attributes().Get(gymconv.ModelCallIDAttribute)
+		assert.Equal(t, chatSpanID(parent.TraceID(), call.Str()), id, "chat span id")
 		assert.Equal(t, parent.TraceID(), span.TraceID())
 		assert.Equal(t, parent.StartTimestamp(), span.StartTimestamp())
 		assert.Equal(t, parent.EndTimestamp(), span.EndTimestamp())
