@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -112,9 +113,10 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 // phoenixSpan and phoenixSession are what the checks read of Phoenix's REST
 // API (/v1/projects/default/spans and /sessions).
 type phoenixSpan struct {
-	Name     string `json:"name"`
-	SpanKind string `json:"span_kind"`
-	Context  struct {
+	Name       string         `json:"name"`
+	SpanKind   string         `json:"span_kind"`
+	Attributes map[string]any `json:"attributes"`
+	Context    struct {
 		TraceID string `json:"trace_id"`
 	} `json:"context"`
 }
@@ -217,6 +219,127 @@ func checkPhoenix(t *testing.T, run *realGymRun) {
 	assert.Equal(t, run.rollouts, ids, "one session per rollout")
 	assert.Equal(t, wantIn, gotIn, "input tokens: Phoenix's sessions vs the captures")
 	assert.Equal(t, wantOut, gotOut, "output tokens: Phoenix's sessions vs the captures")
+	checkPhoenixContent(t, run, spans)
+}
+
+// checkPhoenixContent (issue #57, design §4.7): with capture_message_content
+// on, Phoenix's session list shows each rollout's task (its first capture
+// line's first user message) as first input and its final answer (its
+// last line's output text) as last output, and its LLM spans carry their
+// messages; with it off, no session shows either and no span holds a
+// rollout's task.
+func checkPhoenixContent(t *testing.T, run *realGymRun, spans []phoenixSpan) {
+	t.Helper()
+	tasks, answers := map[string]string{}, map[string]string{}
+	for _, r := range run.rollouts {
+		path := filepath.Join(run.captureDir, r+".capture.jsonl")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		eachFileLine(t, path, func(b []byte) {
+			c := modelcall.ParseContent(b, nil, 1<<20)
+			if _, ok := tasks[r]; !ok {
+				tasks[r] = c.Task
+			}
+			answers[r] = c.Answer
+		})
+	}
+	io := phoenixSessionIO(t, run.phoenix.url)
+	require.Len(t, io, len(run.rollouts), "sessions in Phoenix's GraphQL session list")
+	withMessages := 0
+	for _, s := range spans {
+		b, err := json.Marshal(s.Attributes)
+		require.NoError(t, err)
+		// Phoenix's REST API gives the messages it read flattened:
+		// llm.input_messages.0.message.role, ...
+		if s.SpanKind == "LLM" && strings.Contains(string(b), `"llm.input_messages.`) && strings.Contains(string(b), `"llm.output_messages.`) {
+			withMessages++
+		}
+		if run.content {
+			continue
+		}
+		for r, task := range tasks {
+			if task != "" {
+				assert.NotContains(t, string(b), task, "content off: span %q holds rollout %s's task", s.Name, r)
+			}
+		}
+	}
+	if !run.content {
+		for id, v := range io {
+			assert.Nil(t, v[0], "content off: session %s shows no first input", id)
+			assert.Nil(t, v[1], "content off: session %s shows no last output", id)
+		}
+		assert.Zero(t, withMessages, "content off: LLM spans with messages")
+		return
+	}
+	for id, v := range io {
+		require.NotEmpty(t, tasks[id], "session %s: the task from its capture", id)
+		if assert.NotNil(t, v[0], "session %s shows its first input", id) {
+			assert.True(t, strings.HasPrefix(tasks[id], strings.TrimSuffix(*v[0], "...")), "session %s: first input %q, the task %q", id, *v[0], tasks[id])
+		}
+		if assert.NotNil(t, v[1], "session %s shows its last output", id) {
+			assert.True(t, strings.HasPrefix(answers[id], strings.TrimSuffix(*v[1], "...")), "session %s: last output %q, the answer %q", id, *v[1], answers[id])
+		}
+	}
+	assert.Positive(t, withMessages, "content on: LLM spans with messages")
+	t.Logf("Phoenix content: %d sessions with first input and last output, %d LLM spans with messages", len(io), withMessages)
+}
+
+// phoenixSessionIO is each session's first input and last output as
+// Phoenix's session list shows them (its GraphQL, which its UI reads; nil:
+// none shown).
+func phoenixSessionIO(t *testing.T, base string) map[string][2]*string {
+	t.Helper()
+	const query = `{ projects(first: 10) { edges { node { name sessions(first: 1000) { edges { node {
+		sessionId firstInput { truncatedValue } lastOutput { truncatedValue } } } } } } } }`
+	body, err := json.Marshal(map[string]string{"query": query})
+	require.NoError(t, err)
+	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	type value struct {
+		TruncatedValue string `json:"truncatedValue"`
+	}
+	var out struct {
+		Data struct {
+			Projects struct {
+				Edges []struct {
+					Node struct {
+						Name     string `json:"name"`
+						Sessions struct {
+							Edges []struct {
+								Node struct {
+									SessionID  string `json:"sessionId"`
+									FirstInput *value `json:"firstInput"`
+									LastOutput *value `json:"lastOutput"`
+								} `json:"node"`
+							} `json:"edges"`
+						} `json:"sessions"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"projects"`
+		} `json:"data"`
+		Errors []any `json:"errors"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out), "graphql: %s", resp.Status)
+	require.Empty(t, out.Errors, "graphql errors")
+	io := map[string][2]*string{}
+	for _, p := range out.Data.Projects.Edges {
+		if p.Node.Name != "default" {
+			continue
+		}
+		for _, e := range p.Node.Sessions.Edges {
+			var v [2]*string
+			if e.Node.FirstInput != nil {
+				v[0] = &e.Node.FirstInput.TruncatedValue
+			}
+			if e.Node.LastOutput != nil {
+				v[1] = &e.Node.LastOutput.TruncatedValue
+			}
+			io[e.Node.SessionID] = v
+		}
+	}
+	return io
 }
 
 // logAgentSpans says, for a run whose AGENT spans do not match its

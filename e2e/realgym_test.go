@@ -84,6 +84,9 @@ type realGymMode struct {
 	// uninstrumented: Gym runs without `otelcol-gym instrument`, pointed at
 	// the collector by hand (OTEL_EXPORTER_OTLP_* and env).
 	uninstrumented bool
+	// content: the collector runs with gymcapture's
+	// capture_message_content on (issue #57; off in the other modes).
+	content bool
 }
 
 func realGymModes() []realGymMode {
@@ -109,7 +112,7 @@ func realGymModes() []realGymMode {
 			choice:     "Gym's own telemetry through otelcol-gym's nemo-lens bridge: nemo-lens is not installed, and --telemetry gym asks for Gym's own telemetry",
 			driver:     "", env_: "nemo-gym/example_single_tool_call_environment_server",
 			agent: "nemo-gym/example_single_tool_call_simple_agent", model: "nemo-gym/policy_model",
-			resources: "nemo-gym/example_single_tool_call", ownTelemetry: true,
+			resources: "nemo-gym/example_single_tool_call", ownTelemetry: true, content: true,
 		},
 	}
 }
@@ -194,6 +197,8 @@ type realGymRun struct {
 	timingsEdited bool
 	// console: Gym prints its spans; the collector has nothing to forward.
 	console bool
+	// content: gymcapture put the model's messages on the spans.
+	content bool
 }
 
 func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGymRun {
@@ -225,6 +230,16 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 			return strings.Replace(cfg, "  gymcapture:\n", fmt.Sprintf("  gymcapture:\n    capture_wait: %s\n", o.slow/12), 1)
 		}
 		firstCall = o.slow * 3 / 2
+	}
+	if m.content {
+		run.content = true
+		prev := edit
+		edit = func(cfg string) string {
+			if prev != nil {
+				cfg = prev(cfg)
+			}
+			return strings.Replace(cfg, "  gymcapture:\n", "  gymcapture:\n    capture_message_content: true\n", 1)
+		}
 	}
 	col, p := startRealGymCollector(t, run, o.live.config(edit))
 	model := startStubModel(t, realGymModelDelay, firstCall)
