@@ -29,7 +29,7 @@ type Config struct {
 	// (Phoenix's http://127.0.0.1:6006, MLflow's http://127.0.0.1:5000),
 	// headers what it wants with every request (Phoenix's Authorization),
 	// never logged. Required: endpoint. Default timeout: 10s.
-	confighttp.ClientConfig `mapstructure:",squash"`
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
 
 	// Backend is the kind of backend: phoenix (session and trace
 	// annotations) or mlflow (assessments). Required.
@@ -64,9 +64,9 @@ func (c *Config) Validate() error {
 	if !slices.Contains(backends, c.Backend) {
 		errs = append(errs, fmt.Errorf("backend must be one of %v, got %q", backends, c.Backend))
 	}
-	if c.Endpoint == "" {
+	if c.ClientConfig.Endpoint == "" {
 		errs = append(errs, errors.New("endpoint must name the backend's base URL (e.g. http://127.0.0.1:6006)"))
-	} else if u, err := url.Parse(c.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	} else if u, err := url.Parse(c.ClientConfig.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, errors.New("endpoint must be an http:// or https:// URL with a host (its text is not shown: it may hold a secret)"))
 	}
 	if c.PollInterval <= 0 {

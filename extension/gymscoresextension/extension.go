@@ -23,6 +23,7 @@ import (
 type scoreSource interface {
 	Scores() []gymview.Score
 	CaptureDir() string
+	GymOutput() string
 }
 
 // scoresExtension runs the sender (sender.go) beside the pipelines.
@@ -56,12 +57,12 @@ func (e *scoresExtension) Start(ctx context.Context, host component.Host) error 
 	if !ok {
 		return fmt.Errorf("gymscores: view names %s, which is not a gymview extension", e.cfg.View)
 	}
-	client, err := e.cfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
 	if err != nil {
 		return fmt.Errorf("gymscores: the client of %s: %w", e.cfg.Backend, err)
 	}
-	b := newBackend(e.cfg.Backend, client, e.cfg.Endpoint)
-	done, err := loadAcked(src.CaptureDir(), backendID(e.cfg.Backend, e.cfg.Endpoint))
+	b := newBackend(e.cfg.Backend, client, e.cfg.ClientConfig.Endpoint)
+	done, err := loadAcked(src.CaptureDir(), backendID(e.cfg.Backend, e.cfg.ClientConfig.Endpoint))
 	if err != nil {
 		return fmt.Errorf("gymscores: %w", err)
 	}
@@ -75,6 +76,11 @@ func (e *scoresExtension) Start(ctx context.Context, host component.Host) error 
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.tel, e.cancel, e.done = tel, cancel, make(chan struct{})
+	if src.GymOutput() == "" {
+		e.set.Logger.Warn("No scores to send: the viewer is not told where Gym's output is. "+
+			"`otelcol-gym instrument -- gym eval run --output FILE` tells it; else start the collector with --set=extensions::"+
+			e.cfg.View.String()+"::gym_output=FILE (gym eval run's --output)", zap.String("backend", e.cfg.Backend))
+	}
 	e.set.Logger.Info("Sending Gym's scores to "+e.cfg.Backend, zap.String("backend", e.cfg.Backend), zap.String("capture_dir", src.CaptureDir()))
 	go func() {
 		defer close(e.done)

@@ -17,3 +17,6 @@ func (e *viewExtension) Scores() []gymview.Score {
 
 // CaptureDir is the capture dir the viewer shows.
 func (e *viewExtension) CaptureDir() string { return e.cfg.CaptureDir }
+
+// GymOutput is Gym's output the viewer joins ("": none).
+func (e *viewExtension) GymOutput() string { return e.cfg.GymOutput }
