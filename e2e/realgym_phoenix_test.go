@@ -78,7 +78,9 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 			<-p.done
 		}
 	})
-	pollUntil(t, 3*time.Minute, "Phoenix to answer", func() bool {
+	// 5 minutes: its imports and migrations take 2.5 on a loaded 2-core machine
+	// with MLflow starting beside it (realgym_scores_test.go).
+	pollUntil(t, 5*time.Minute, "Phoenix to answer", func() bool {
 		select {
 		case <-p.done:
 			b, _ := os.ReadFile(filepath.Join(run.dir, "phoenix.log"))

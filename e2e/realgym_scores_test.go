@@ -4,7 +4,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -78,7 +77,7 @@ func startMLflow(t *testing.T, run *realGymRun) func() *mlflowServer {
 }
 
 func awaitMLflow(t *testing.T, run *realGymRun, m *mlflowServer, started time.Time) {
-	pollUntil(t, 4*time.Minute, "MLflow to answer", func() bool {
+	pollUntil(t, 5*time.Minute, "MLflow to answer", func() bool {
 		select {
 		case <-m.done:
 			b, _ := os.ReadFile(filepath.Join(run.dir, "mlflow.log"))
@@ -215,7 +214,7 @@ func mlflowGet(t *testing.T, base, trace string) (mlflowTrace, bool) {
 // per session ("": none, the spans of no rollout: start-up, the job).
 func mlflowSessions(t *testing.T, base string) map[string]int {
 	body := `{"locations":[{"type":"MLFLOW_EXPERIMENT","mlflow_experiment":{"experiment_id":"0"}}],"max_results":500}`
-	resp, err := http.Post(base+"/api/3.0/mlflow/traces/search", "application/json", bytes.NewReader([]byte(body)))
+	resp, err := http.Post(base+"/api/3.0/mlflow/traces/search", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var page struct {
