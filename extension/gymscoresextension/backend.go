@@ -13,9 +13,11 @@ import (
 	"strings"
 )
 
-// backend sends one score in a backend's own API.
+// backend sends one score in a backend's own API. retry: an earlier try
+// failed, and the backend may have taken it all the same (its answer was
+// lost): a backend whose create is not idempotent checks first.
 type backend interface {
-	send(ctx context.Context, s score) error
+	send(ctx context.Context, s score, retry bool) error
 }
 
 // sendError is a failed send, classified for the queue.

@@ -27,6 +27,7 @@ type fakeBackend struct {
 
 	mu       sync.Mutex
 	refusals []int // status codes to answer next; 0 closes the connection unanswered
+	lose     int   // scores to take and then answer 500 (the answer lost)
 	missing  map[string]int
 	taken    map[string]int // score key → times taken
 	bodies   []string       // the requests taken, in order
@@ -57,6 +58,10 @@ func (f *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r.Method == http.MethodGet && f.kind == BackendMLflow && r.URL.Path == "/api/3.0/mlflow/traces/get" {
+		f.serveTrace(w, strings.TrimPrefix(r.URL.Query().Get("trace_id"), "tr-"))
+		return
+	}
 	if len(f.refusals) > 0 {
 		code := f.refusals[0]
 		f.refusals = f.refusals[1:]
@@ -122,8 +127,37 @@ func (f *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	f.taken[trace+" "+name+" "+value]++
 	f.bodies = append(f.bodies, r.URL.RequestURI()+" "+string(body))
 	f.headers = append(f.headers, r.Header.Clone())
+	if f.lose > 0 {
+		f.lose--
+		http.Error(w, "taken, but the answer is lost", http.StatusBadGateway)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{}`))
+}
+
+// serveTrace answers MLflow's GET traces/get with the assessments taken
+// for trace (names and values as taken; every source ours).
+func (f *fakeBackend) serveTrace(w http.ResponseWriter, trace string) {
+	type assessment struct {
+		Name     string         `json:"assessment_name"`
+		Source   map[string]any `json:"source"`
+		Feedback map[string]any `json:"feedback"`
+	}
+	var as []assessment
+	for k := range f.taken {
+		parts := strings.SplitN(k, " ", 3)
+		if parts[0] != trace {
+			continue
+		}
+		var v any = parts[2]
+		if n, err := strconv.ParseFloat(parts[2], 64); err == nil {
+			v = n
+		}
+		as = append(as, assessment{Name: parts[1], Source: map[string]any{"source_type": "CODE", "source_id": sourceID}, Feedback: map[string]any{"value": v}})
+	}
+	b, _ := json.Marshal(map[string]any{"trace": map[string]any{"trace_info": map[string]any{"trace_id": "tr-" + trace, "assessments": as}}})
+	_, _ = w.Write(b)
 }
 
 // textOf is a JSON value as score.value writes it.

@@ -23,7 +23,12 @@
 //	    is queued at a later poll: nothing is dropped for a full queue.
 //	  - acked.go: the scores each backend acknowledged, appended to
 //	    <capture_dir>/.gymscores/acked.jsonl, so a restart sends none again.
-//	  - phoenix.go, mlflow.go: one request per score, in the backend's own API.
+//	  - sender.go: the one goroutine that polls, queues and sends, and logs
+//	    and counts what the backend refused.
+//	  - backend.go: a refusal classified (the backend as a whole, this score,
+//	    for good).
+//	  - phoenix.go, mlflow.go: one request per score, in the backend's own API
+//	    (MLflow's create is not idempotent: a retry reads the trace first).
 //
 // It never touches a pipeline: a backend that is down costs scores only.
 package gymscoresextension // import "github.com/otelcol-gym/otelcol-gym/extension/gymscoresextension"

@@ -42,7 +42,7 @@ func newPhoenix(client *http.Client, base string) *phoenix {
 	return &phoenix{client: client, base: strings.TrimSuffix(base, "/")}
 }
 
-func (p *phoenix) send(ctx context.Context, s score) error {
+func (p *phoenix) send(ctx context.Context, s score, _ bool) error {
 	a := phoenixAnnotation{Name: s.Name, AnnotatorKind: "CODE", Identifier: sourceID,
 		Metadata: map[string]string{"nemo.gym.rollout.id": s.RolloutID}}
 	if s.Number != nil {

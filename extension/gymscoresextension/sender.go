@@ -72,7 +72,7 @@ func (s *sender) round(ctx context.Context) {
 
 // try sends one item; false when the backend as a whole refused it.
 func (s *sender) try(ctx context.Context, it *item) bool {
-	err := s.backend.send(ctx, it.s)
+	err := s.backend.send(ctx, it.s, !it.first.IsZero())
 	now := s.now()
 	if err == nil {
 		s.queue.remove(it)

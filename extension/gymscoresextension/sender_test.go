@@ -174,3 +174,18 @@ func TestScoreGivenUpAfterMaxElapsed(t *testing.T) {
 	metadatatest.AssertEqualExtensionGymscoresScoresFailed(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	assert.Empty(t, f.takenCounts())
 }
+
+// TestScoreOnceWhenTheAnswerIsLost: MLflow took assessments but its answers
+// were lost (502): the retries find them on the trace and create none again.
+func TestScoreOnceWhenTheAnswerIsLost(t *testing.T) {
+	source := realGymScores(t)
+	f := newFakeBackend(t, BackendMLflow)
+	f.lose = 5
+	s, _, _ := testSender(t, f, source, t.TempDir(), neverGiveUp(), 100)
+	want := wantTaken(t, BackendMLflow, source)
+	for i := 0; i < 50 && (i == 0 || s.queue.len() > 0); i++ {
+		s.round(t.Context())
+	}
+	assert.Zero(t, s.queue.len())
+	assert.Equal(t, want, f.takenCounts())
+}
