@@ -1,8 +1,6 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:generate make -C ../.. generate
-
 // Package gymscoresextension sends Gym's reward, failure kind and health
 // verdict of each rollout to a tracing backend as that backend's own
 // scores, on the rollout's trace (design §6): Arize Phoenix session and
