@@ -97,13 +97,13 @@ test-go: build
 # namespace of their own with only loopback up: Ray binds the machine's address otherwise, and
 # there nothing can reach the network. GOPROXY=off: the build above fetched every module.
 # Arize Phoenix (issue #36) runs beside each live run from its own cached venv
-# (e2e/phoenix/setup-venv.sh).
+# (e2e/phoenix/setup-venv.sh), MLflow (issue #57) from its own (e2e/mlflow/setup-venv.sh).
 REALGYM_RUN ?= ^(TestStubModel|TestRealGym.*|TestConsolePython.*|TestInstrumentReal.*)$$
 # REALGYM_SKIP names tests to leave out (go test -skip); none by default.
 REALGYM_SKIP ?=
 test-realgym: build
-	venv="$$(e2e/realgym/setup-venv.sh)" && uvenv="$$(e2e/realgym/setup-userinstall-venv.sh)" && phoenix="$$(e2e/phoenix/setup-venv.sh)" && \
-	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_PHOENIX_VENV="$$phoenix" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
+	venv="$$(e2e/realgym/setup-venv.sh)" && uvenv="$$(e2e/realgym/setup-userinstall-venv.sh)" && phoenix="$$(e2e/phoenix/setup-venv.sh)" && mlflow="$$(e2e/mlflow/setup-venv.sh)" && \
+	OTELCOL_GYM_REALGYM_VENV="$$venv" OTELCOL_GYM_USERINSTALL_VENV="$$uvenv" OTELCOL_GYM_PHOENIX_VENV="$$phoenix" OTELCOL_GYM_MLFLOW_VENV="$$mlflow" OTELCOL_GYM_BIN=$(BIN)/otelcol-gym GYMSIM_BIN=$(BIN)/gymsim GOPROXY=off \
 	unshare --net sh -c 'ip link set lo up && exec $(GO) test -count=1 -v -timeout 25m -run "$(REALGYM_RUN)" -skip "$(REALGYM_SKIP)" ./e2e/'
 
 # Short runs of every fuzz target, not part of make test or CI (their seed corpora run in

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -39,6 +40,18 @@ const (
 	// OTEL_EXPORTER_OTLP_HEADERS: key=value pairs separated by commas, the
 	// values percent-encoded (e.g. Authorization=Basic%20...).
 	ForwardHeadersEnv = "OTELCOL_GYM_EXPORTER_OTLP_HEADERS"
+	// ForwardBackendEnv names the kind of backend the traces go to, for
+	// Gym's scores (the gymscores extension): phoenix (annotations), mlflow
+	// (assessments), or none. Unset, it is mlflow when the headers carry
+	// MLflow's x-mlflow-experiment-id, else none: Phoenix takes plain OTLP
+	// and cannot be told from any other backend by its URL.
+	ForwardBackendEnv = "OTELCOL_GYM_EXPORTER_BACKEND"
+	// ScoresExtension is the extension the overlay adds when the backend
+	// takes scores.
+	ScoresExtension = "gymscores"
+	// forwardScoresEnv passes the backend's base URL, the traces URL
+	// without /v1/traces, to gymscores.
+	forwardScoresEnv = "OTELCOL_GYM_EXPORTER_SCORES_ENDPOINT"
 	// forwardHeaderEnv is the variable each header's value is passed in
 	// (the overlay is on the command line; a header may be a secret).
 	forwardHeaderEnv = "OTELCOL_GYM_EXPORTER_OTLP_HEADER_"
@@ -93,7 +106,8 @@ var forwardSignals = []struct{ signal, env, key, path string }{
 func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (string, map[string]string, error) {
 	var doc struct {
 		Service struct {
-			Pipelines map[string]struct {
+			Extensions []string `yaml:"extensions"`
+			Pipelines  map[string]struct {
 				Exporters []string `yaml:"exporters"`
 			} `yaml:"pipelines"`
 		} `yaml:"service"`
@@ -136,13 +150,60 @@ func ForwardingOverlay(standalone string, lookup func(string) (string, bool)) (s
 		pipelines[name] = map[string]any{"exporters": append(p.Exporters, connector)}
 		pipelines[signal+"/forward"] = map[string]any{"receivers": []string{connector}, "exporters": []string{ForwardExporter}}
 	}
+	service := map[string]any{"pipelines": pipelines}
 	overlay := map[string]any{
 		"connectors": connectors,
 		"exporters":  map[string]any{ForwardExporter: exp},
-		"service":    map[string]any{"pipelines": pipelines},
+		"service":    service,
+	}
+	kind, base, err := scoresBackend(lookup, exp["headers"])
+	if err != nil {
+		return "", nil, err
+	}
+	if kind != "" && connectors[ForwardConnector+"/traces"] != nil {
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[forwardScoresEnv] = base
+		scores := map[string]any{"backend": kind, "endpoint": "${env:" + forwardScoresEnv + "}"}
+		if h, ok := exp["headers"]; ok {
+			scores["headers"] = h
+		}
+		overlay["extensions"] = map[string]any{ScoresExtension: scores}
+		service["extensions"] = append(slices.Clone(doc.Service.Extensions), ScoresExtension)
 	}
 	b, err := yaml.Marshal(overlay)
 	return string(b), env, err
+}
+
+// scoresBackend is the kind of backend the traces go to (ForwardBackendEnv,
+// else inferred from headers, exp's) and its base URL, the traces URL
+// without /v1/traces; kind "" when it takes no scores.
+func scoresBackend(lookup func(string) (string, bool), headers any) (kind, base string, err error) {
+	kind, _ = lookup(ForwardBackendEnv)
+	kind = strings.ToLower(strings.TrimSpace(kind))
+	switch kind {
+	case "phoenix", "mlflow":
+	case "none":
+		return "", "", nil
+	case "":
+		hs, _ := headers.(map[string]string)
+		for k := range hs {
+			if strings.EqualFold(k, "x-mlflow-experiment-id") {
+				kind = "mlflow"
+			}
+		}
+		if kind == "" {
+			return "", "", nil
+		}
+	default:
+		return "", "", fmt.Errorf("%s is %q: write phoenix (annotations), mlflow (assessments) or none, the backend Gym's scores go to", ForwardBackendEnv, kind)
+	}
+	if u, _ := lookup(ForwardTracesEndpointEnv); u != "" {
+		return kind, strings.TrimSuffix(strings.TrimSuffix(u, "/"), "/v1/traces"), nil
+	}
+	u, _ := lookup(ForwardEndpointEnv)
+	return kind, strings.TrimSuffix(u, "/"), nil
 }
 
 // forwardHeaders parses headers (OTEL_EXPORTER_OTLP_HEADERS's format) into

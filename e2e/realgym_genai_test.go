@@ -18,4 +18,5 @@ func checkRealGymGenAI(t *testing.T, run *realGymRun) {
 	t.Helper()
 	checkGenAI(t, run.captureDir, run.forwarded, filepath.Join(run.captureDir, "otel-metrics.jsonl"))
 	checkPhoenix(t, run) // realgym_phoenix_test.go
+	checkScores(t, run)  // realgym_scores_test.go
 }

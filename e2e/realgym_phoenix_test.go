@@ -64,6 +64,10 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 		"PHOENIX_TELEMETRY_ENABLED=false", "PHOENIX_ALLOW_EXTERNAL_RESOURCES=false")
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
+	var mlflowReady func() *mlflowServer
+	if run.scores {
+		mlflowReady = startMLflow(t, run) // realgym_scores_test.go
+	}
 	p := &phoenix{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); log.Close(); close(p.done) }()
 	t.Cleanup(func() {
@@ -75,7 +79,9 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 			<-p.done
 		}
 	})
-	pollUntil(t, 3*time.Minute, "Phoenix to answer", func() bool {
+	// 5 minutes: its imports and migrations take 2.5 on a loaded 2-core machine
+	// with MLflow starting beside it (realgym_scores_test.go).
+	pollUntil(t, 5*time.Minute, "Phoenix to answer", func() bool {
 		select {
 		case <-p.done:
 			b, _ := os.ReadFile(filepath.Join(run.dir, "phoenix.log"))
@@ -92,9 +98,12 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 	run.phoenix = p
 	// Phoenix takes traces only: the traces' own variable, as a user sets it.
 	endpoint := p.url + "/v1/traces"
-	overlay, _, err := config.ForwardingOverlay(collectorConfig, func(name string) (string, bool) {
-		if name == config.ForwardTracesEndpointEnv {
+	overlay, overlayEnv, err := config.ForwardingOverlay(collectorConfig, func(name string) (string, bool) {
+		switch {
+		case name == config.ForwardTracesEndpointEnv:
 			return endpoint, true
+		case name == config.ForwardBackendEnv && run.scores: // Gym's scores too (realgym_scores_test.go)
+			return "phoenix", true
 		}
 		return "", false
 	})
@@ -104,10 +113,19 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 	var doc map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(overlay), &doc))
 	delete(doc["service"].(map[string]any)["pipelines"].(map[string]any), "traces/record")
+	env = []string{fmt.Sprintf("%s=%s", config.ForwardTracesEndpointEnv, endpoint)}
+	if run.scores {
+		if mlflowReady != nil {
+			run.mlflow = mlflowReady()
+		}
+		scoresOverlay(doc, run, run.mlflow)
+		for k, v := range overlayEnv {
+			env = append(env, k+"="+v)
+		}
+	}
 	b, err := yaml.Marshal(doc)
 	require.NoError(t, err)
-	return []string{"--config", writeFile(t, run.dir, "forward.yaml", string(b))},
-		[]string{fmt.Sprintf("%s=%s", config.ForwardTracesEndpointEnv, endpoint)}
+	return []string{"--config", writeFile(t, run.dir, "forward.yaml", string(b))}, env
 }
 
 // phoenixSpan and phoenixSession are what the checks read of Phoenix's REST

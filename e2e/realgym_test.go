@@ -139,7 +139,7 @@ func TestRealGym(t *testing.T) {
 	venv := realGymVenv(t)
 	for _, m := range realGymModes() {
 		t.Run(m.name, func(t *testing.T) {
-			run := runRealGym(t, venv, m, realGymOpts{observability: true, live: stallWatch(m)})
+			run := runRealGym(t, venv, m, realGymOpts{observability: true, live: stallWatch(m), scores: true})
 			checkRealGym(t, m, run)
 		})
 	}
@@ -159,6 +159,9 @@ type realGymOpts struct {
 	// in the mode's env) and the collector must receive none; the run ends
 	// when Gym has stopped (realgym_consolereplay_test.go).
 	console bool
+	// scores: Gym's scores go to Phoenix and the run to MLflow too
+	// (realgym_scores_test.go).
+	scores bool
 }
 
 // TestRealGymGenericSlow (issue #25): Gym under generic OpenTelemetry
@@ -192,6 +195,10 @@ type realGymRun struct {
 	combined        []outSpan
 	collectorLog    string
 	phoenix         *phoenix // the run's Arize Phoenix, when there is one (realgym_phoenix_test.go)
+	// scores: the run's scores go to Phoenix, and the run to MLflow too when
+	// there is one (realgym_scores_test.go).
+	scores bool
+	mlflow *mlflowServer
 	// timingsEdited: the run's gym processor had other waits than the
 	// defaults a replay runs with (realgym_replaycmd_test.go).
 	timingsEdited bool
@@ -209,7 +216,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 		require.NoError(t, os.MkdirAll(dir, 0o750))
 	}
 	run := &realGymRun{dir: dir, captureDir: filepath.Join(dir, "captures"), live: true, exchanges: map[string]int{},
-		forwarded: filepath.Join(dir, "otlp-traces.jsonl"), console: o.console}
+		forwarded: filepath.Join(dir, "otlp-traces.jsonl"), console: o.console, scores: o.scores}
 	require.NoError(t, os.MkdirAll(run.captureDir, 0o750))
 
 	var edit func(string) string
@@ -352,6 +359,7 @@ func runRealGym(t *testing.T, venv string, m realGymMode, o realGymOpts) *realGy
 	}
 	envStart.stop(t)
 	stopped := time.Since(start)
+	awaitScores(t, run) // realgym_scores_test.go
 
 	run.accepted, _ = scrapeMetric(t, p.Metrics, "otelcol_receiver_accepted_spans")
 	run.collectorLog = col.stderr.String()
