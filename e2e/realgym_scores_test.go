@@ -174,8 +174,12 @@ func phoenixAnnotations(t *testing.T, base, kind string) []phoenixAnnotation {
 // mlflowTrace is what the checks read of MLflow's GET /api/3.0/mlflow/traces/get.
 type mlflowTrace struct {
 	Info struct {
-		TraceID     string            `json:"trace_id"`
-		Metadata    map[string]string `json:"trace_metadata"`
+		TraceID  string            `json:"trace_id"`
+		Metadata map[string]string `json:"trace_metadata"`
+		// Request and Response: MLflow's previews of the trace's root span's
+		// inputs and outputs (from input.value / output.value).
+		Request     string `json:"request_preview"`
+		Response    string `json:"response_preview"`
 		Assessments []struct {
 			Name     string `json:"assessment_name"`
 			Feedback struct {
@@ -349,6 +353,7 @@ func checkScores(t *testing.T, run *realGymRun) {
 	}
 	kinds := map[string]int{}
 	var gotIn int64
+	previews := 0
 	for id, w := range want {
 		tr, found := mlflowGet(t, run.mlflow.url, traces[id])
 		if !assert.True(t, found, "MLflow: the trace of %s (%s)", id, traces[id]) {
@@ -385,10 +390,23 @@ func checkScores(t *testing.T, run *realGymRun) {
 			assert.Equal(t, w.reward, a.Feedback.Value, "MLflow: %s's reward assessment = Gym's", id)
 		}
 		assert.Equal(t, 1, rewards, "MLflow: %s's trace has one reward assessment", id)
+		// Messages (issue #57, acceptances 1 and 3): with content on, each
+		// trace shows the rollout's task as its request and the answer as its
+		// response; off (the default), neither.
+		if run.content {
+			assert.NotEmpty(t, tr.Info.Request, "MLflow: %s's trace shows its request (content on)", id)
+			assert.NotEmpty(t, tr.Info.Response, "MLflow: %s's trace shows its response (content on)", id)
+			if tr.Info.Request != "" {
+				previews++
+			}
+		} else {
+			assert.Empty(t, tr.Info.Request, "MLflow: %s's trace shows no request (content off)", id)
+			assert.Empty(t, tr.Info.Response, "MLflow: %s's trace shows no response (content off)", id)
+		}
 	}
 	assert.Equal(t, calls, kinds["CHAT_MODEL"], "MLflow: CHAT_MODEL spans = captured model calls")
 	assert.Equal(t, tools, kinds["TOOL"], "MLflow: TOOL spans = tool calls the model asked for")
 	assert.Equal(t, wantIn, gotIn, "MLflow: input tokens = the captures'")
-	t.Logf("MLflow: %d traces, spans by type %v, input tokens %d; captures: %d calls, %d tool calls, %d input tokens",
-		len(traces), kinds, gotIn, calls, tools, wantIn)
+	t.Logf("MLflow: %d traces, spans by type %v, input tokens %d, %d with request and response (content on: %v); captures: %d calls, %d tool calls, %d input tokens",
+		len(traces), kinds, gotIn, previews, run.content, calls, tools, wantIn)
 }
