@@ -1,6 +1,8 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 // Command bench compares otelcol-gym's pipelines with a stock collector's
 // (issue #7). One otelcol-gym binary holds every component; the harness runs
 // it once per (phase, pipeline, repetition) with the matching config from

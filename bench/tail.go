@@ -1,6 +1,8 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 package main
 
 import (

@@ -25,7 +25,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -238,10 +237,9 @@ func TestBinaryTwoCollectorsShareDir(t *testing.T) {
 // once there is room every span is in every file exactly once.
 func TestBinaryDiskFull(t *testing.T) {
 	mnt := t.TempDir()
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
+	if err := mountTmpfs(t, mnt, "8m", false); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v", err)
 	}
-	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
 	dir := filepath.Join(mnt, "capture")
 	require.NoError(t, os.Mkdir(dir, 0o750))
 	filler := filepath.Join(mnt, "filler")

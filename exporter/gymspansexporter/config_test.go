@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
-	"golang.org/x/sys/unix"
 )
 
 // TestLoadConfig loads every key of testdata/config.yaml through confmap onto
@@ -155,10 +154,9 @@ func TestStartChecksCaptureDir(t *testing.T) {
 	assert.ErrorContains(t, err, "not a directory")
 
 	mnt := t.TempDir()
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_RDONLY, "size=1m"); err != nil {
+	if err := mountTmpfs(t, mnt, "1m", true); err != nil {
 		t.Skipf("cannot mount a read-only tmpfs here: %v", err)
 	}
-	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
 	err = start(mnt)
 	require.ErrorContains(t, err, "capture_dir")
 	assert.ErrorContains(t, err, "cannot be written")

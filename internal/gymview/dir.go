@@ -89,6 +89,15 @@ func (d *captureDir) open(name fileName) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
+// fileIdentity is st's device and inode (zero where the platform has none),
+// which tell a file replaced under its name from the same file grown.
+func fileIdentity(st fs.FileInfo) (dev, ino uint64) {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Dev), sys.Ino //nolint:unconvert // int32 on darwin
+	}
+	return 0, 0
+}
+
 // eachEntry calls f with the name of each regular file of the directory (the
 // types come from getdents; no file is opened), a few thousand entries read
 // at a time: a dir of millions of files is never held as a list. A

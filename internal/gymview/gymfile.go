@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"syscall"
 )
 
 // gymFile is one JSON-lines file of Gym's output read incrementally: each
@@ -64,10 +63,7 @@ func (f *gymFile) refresh(dir *captureDir, keep func(string) bool, reset func(),
 	}
 	defer file.Close()
 	f.present, f.err = true, ""
-	var dev, ino uint64
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		dev, ino = sys.Dev, sys.Ino
-	}
+	dev, ino := fileIdentity(st)
 	mtime := st.ModTime().UnixNano()
 	same := dev == f.dev && ino == f.ino && st.Size() >= f.offset
 	if f.whole {

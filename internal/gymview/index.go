@@ -9,7 +9,6 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
-	"syscall"
 	"time"
 )
 
@@ -165,10 +164,7 @@ func (ix *rolloutIndex) refresh() error {
 		return err
 	}
 	defer f.Close()
-	var dev, ino uint64
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		dev, ino = sys.Dev, sys.Ino
-	}
+	dev, ino := fileIdentity(st)
 	if dev != ix.dev || ino != ix.ino || st.Size() < ix.offset {
 		ix.reset()
 		ix.dev, ix.ino = dev, ino

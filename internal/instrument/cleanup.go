@@ -4,7 +4,6 @@
 package instrument
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // `otelcol-gym instrument` replaces itself with the command (execve, as
@@ -25,13 +22,13 @@ import (
 // cleanup process removes it. The cleanup is `otelcol-gym instrument` again
 // with these variables, in a session of its own (a Ctrl-C or a kill of the
 // command's process group does not reach it); it watches the command's pid
-// with a pidfd and removes the dir once the command has exited, however it
-// ended (SIGKILL included).
+// (watchExit: with a pidfd on Linux) and removes the dir once the command
+// has exited, however it ended (SIGKILL included).
 const (
 	cleanupEnv    = "OTELCOL_GYM_INSTRUMENT_CLEANUP"     // the dir to remove
 	cleanupPIDEnv = "OTELCOL_GYM_INSTRUMENT_CLEANUP_PID" // the pid to outlive
 	// cleanupPoll is how often the cleanup looks for its parent's exit where
-	// the kernel has no pidfd (Linux before 5.3).
+	// the kernel has no pidfd (Linux before 5.3, darwin).
 	cleanupPoll = time.Second
 	// privatePrefix names the private dirs under the temporary directory.
 	privatePrefix = "otelcol-gym-instrument-"
@@ -66,6 +63,14 @@ func startCleanup(dir string) error {
 	return nil
 }
 
+// waitReparented returns once pid, this process's parent, has exited: the
+// exit reparents this process (to init or a subreaper).
+func waitReparented(pid int) {
+	for os.Getppid() == pid {
+		time.Sleep(cleanupPoll)
+	}
+}
+
 // runCleanup is the cleanup process: it removes dir once pid has exited.
 func runCleanup(dir, pidText string) int {
 	ready := os.NewFile(3, "ready")
@@ -73,23 +78,10 @@ func runCleanup(dir, pidText string) int {
 	if err != nil || !isPrivateDir(dir) {
 		return 2 // not started by startCleanup: touch nothing
 	}
-	fd, err := unix.PidfdOpen(pid, 0)
+	waitExit := watchExit(pid)
 	_, _ = ready.Write([]byte{1})
 	ready.Close()
-	switch {
-	case err == nil:
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
-	case errors.Is(err, unix.ENOSYS):
-		for os.Getppid() == pid {
-			time.Sleep(cleanupPoll) // no pidfd: poll for the reparenting that the exit causes
-		}
-	}
-	// ESRCH: the command is gone already.
+	waitExit()
 	if err := os.RemoveAll(dir); err != nil {
 		return 1
 	}

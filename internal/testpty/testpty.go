@@ -1,6 +1,8 @@
 // Copyright The otelcol-gym Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 // Package testpty opens pseudo-terminals for tests that need a process on a
 // terminal: one that Ctrl-C is typed into. It is imported only by tests.
 package testpty // import "github.com/otelcol-gym/otelcol-gym/internal/testpty"

@@ -29,7 +29,7 @@
 // within the bound) and fsyncs. When a tick has more than syncfsThreshold
 // files to sync (Gym's many short-lived rollout files at a high span rate),
 // one syncfs(2) of the capture dir's filesystem replaces the per-file
-// fsyncs and the reopens. A rotated file joins that list too, and the dir is
+// fsyncs and the reopens (on Linux: darwin has no syncfs, syncfs_darwin.go). A rotated file joins that list too, and the dir is
 // fsynced by the same tick: fsyncing up to 100 MB inside the caller's
 // append made every rotation a stall of the pipeline (console rotates a few
 // times a second at full speed), while the power-loss bound stays the same
@@ -42,6 +42,7 @@
 // handles within max_open_files), append.go (lock, tail, torn-tail cut,
 // write), lockhold.go (locks kept between appends), rotate.go (backups),
 // prune.go (old backups removed beside the writer), writev.go (writev(2) in
-// bounded chunks), fsync.go (the flush), shared.go (whether the dir is
-// shared).
+// bounded chunks; the call itself per platform in writev_<os>.go), fsync.go
+// (the flush; syncfs_<os>.go), shared.go (whether the dir is shared; which
+// filesystems are shared in shared_<os>.go).
 package capturedir // import "github.com/otelcol-gym/otelcol-gym/exporter/gymspansexporter/internal/capturedir"

@@ -209,11 +209,16 @@ func (s *Store) checkOpened(h *handle, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
 		return fmt.Errorf("open %q: %w", h.name, ErrUnsafeFile)
 	}
-	if h.created && st.Mode&0o777 != s.filePerm {
+	if h.created && permissions(st) != s.filePerm {
 		_ = unix.Fchmod(h.fd, s.filePerm) // best effort
 	}
 	h.checked = true
 	return nil
+}
+
+// permissions are st's permission bits (Stat_t.Mode is narrower on darwin).
+func permissions(st *unix.Stat_t) uint32 {
+	return uint32(st.Mode) & 0o777 //nolint:unconvert // uint16 on darwin
 }
 
 // Close fsyncs and closes every handle and the capture-dir descriptor.

@@ -10,21 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// syncfs is syncfs(2), retried on EINTR.
-func syncfs(fd int) error {
-	for {
-		err := unix.Syncfs(fd)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-// syncfsThreshold is the number of files to sync in one flush above which
-// one syncfs(2) is cheaper than an fsync (and, for evicted files, an open
-// and a close) per file.
-const syncfsThreshold = 16
-
 // flush fsyncs every file written since the last flush: cached dirty
 // handles one at a time (so at most one is pinned by the flusher), then the
 // files evicted or rotated while dirty, reopened read-only within the

@@ -83,7 +83,7 @@ func (s *Store) createEmpty(name string) {
 		return
 	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil && st.Mode&0o777 != s.filePerm {
+	if unix.Fstat(fd, &st) == nil && permissions(&st) != s.filePerm {
 		_ = unix.Fchmod(fd, s.filePerm)
 	}
 	_ = unix.Close(fd)

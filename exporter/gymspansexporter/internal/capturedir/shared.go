@@ -9,27 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// networkFilesystems are the statfs(2) magics of filesystems a capture dir
-// is shared over, where several collectors (on several hosts) may append to
-// one file: shared_capture_dir defaults to true on them.
-var networkFilesystems = map[int64]bool{
-	unix.NFS_SUPER_MAGIC:   true,
-	unix.SMB_SUPER_MAGIC:   true,
-	0xff534d42:             true, // CIFS
-	0xfe534d42:             true, // SMB2
-	unix.FUSE_SUPER_MAGIC:  true,
-	unix.V9FS_MAGIC:        true,
-	unix.CEPH_SUPER_MAGIC:  true,
-	unix.AFS_FS_MAGIC:      true,
-	unix.OCFS2_SUPER_MAGIC: true,
-	0x01161970:             true, // GFS2
-	unix.CODA_SUPER_MAGIC:  true,
-	0x0bd00bd0:             true, // Lustre
-	0x47504653:             true, // GPFS
-	0x013111a8:             true, // IBRIX
-	0xaad7aaea:             true, // PanFS
-}
-
 // sharedCaptureDir resolves shared_capture_dir for the dir behind dirFD.
 func sharedCaptureDir(set *bool, dirFD int) (bool, error) {
 	if set != nil {
@@ -39,5 +18,5 @@ func sharedCaptureDir(set *bool, dirFD int) (bool, error) {
 	if err := unix.Fstatfs(dirFD, &st); err != nil {
 		return true, fmt.Errorf("statfs of the capture dir: %w", err)
 	}
-	return networkFilesystems[int64(st.Type)], nil //nolint:unconvert // Statfs_t.Type is not int64 on every platform
+	return isNetworkFilesystem(&st), nil
 }
