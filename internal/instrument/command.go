@@ -244,7 +244,7 @@ func chooseFor(o options, program, dir string, env []string, note string, stderr
 		fmt.Fprintf(stderr, "otelcol-gym %s: %s: running it untouched\n", CommandName, c.Summary)
 		return c, false
 	}
-	fmt.Fprintf(stderr, "otelcol-gym %s: %s (%s, nemo-gym %s); OTLP/HTTP to %s%s\n", CommandName, c.Summary, c.Python, c.Gym, o.endpoint, note)
+	fmt.Fprintf(stderr, "otelcol-gym %s: %s (%s, nemo-gym %s); %s%s\n", CommandName, c.Summary, c.Python, c.Gym, destination(c.Telemetry, env, o.endpoint), note)
 	return c, true
 }
 
