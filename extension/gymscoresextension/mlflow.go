@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // mlflow sends a score as an assessment (feedback, source CODE) of the
@@ -55,7 +57,7 @@ func (m *mlflow) send(ctx context.Context, s score, retry bool) error {
 		return nil // an earlier try was taken; its answer was lost
 	}
 	a := mlflowAssessment{Name: s.Name, TraceID: id, Source: mlflowSource{Type: "CODE", ID: sourceID},
-		Metadata: map[string]string{"nemo.gym.rollout.id": s.RolloutID}}
+		Metadata: map[string]string{gymconv.RolloutAttribute: s.RolloutID}}
 	if s.Number != nil {
 		a.Feedback.Value = *s.Number
 	} else {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/otelcol-gym/otelcol-gym/internal/gymconv"
 )
 
 // phoenix sends a score as an annotation of the rollout's session (our
@@ -44,7 +46,7 @@ func newPhoenix(client *http.Client, base string) *phoenix {
 
 func (p *phoenix) send(ctx context.Context, s score, _ bool) error {
 	a := phoenixAnnotation{Name: s.Name, AnnotatorKind: "CODE", Identifier: sourceID,
-		Metadata: map[string]string{"nemo.gym.rollout.id": s.RolloutID}}
+		Metadata: map[string]string{gymconv.RolloutAttribute: s.RolloutID}}
 	if s.Number != nil {
 		a.Result.Score = s.Number
 	} else {
