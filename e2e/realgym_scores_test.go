@@ -252,8 +252,8 @@ func rolloutTraces(t *testing.T, run *realGymRun) map[string]string {
 // complete once Gym stopped); what is missing after that is reported by
 // checkScores.
 func awaitScores(t *testing.T, run *realGymRun) {
-	if run.phoenix == nil {
-		return
+	if run.phoenix == nil || !run.scores {
+		return // a run without gymscores (the slow run, the user-install run)
 	}
 	started := time.Now()
 	ok := waitFor(2*time.Minute, func() bool {
@@ -287,7 +287,7 @@ func awaitScores(t *testing.T, run *realGymRun) {
 // equal to Gym's.
 func checkScores(t *testing.T, run *realGymRun) {
 	t.Helper()
-	if run.phoenix == nil {
+	if run.phoenix == nil || !run.scores {
 		return
 	}
 	want := gymScores(t, run)
