@@ -17,21 +17,9 @@ const gymExporterEnv = "NEMO_GYM_OTEL_EXPORTER"
 // its console, that, and how to get them to the collector afterwards.
 func destination(telemetry string, env []string, endpoint string) string {
 	own := telemetry == telemetryGym || telemetry == telemetryBridge
-	if own && strings.EqualFold(lastEnv(env, gymExporterEnv), "console") {
+	if own && strings.EqualFold(lookup(env, gymExporterEnv), "console") {
 		return fmt.Sprintf("spans printed on Gym's console (%s=console), none sent to %s: "+
 			"`otelcol-gym replay --capture-dir DIR <gym env start's output>` reads them", gymExporterEnv, endpoint)
 	}
 	return "OTLP/HTTP to " + endpoint
-}
-
-// lastEnv is name's value in env ("" when unset); the last one wins, as for
-// a process's environment.
-func lastEnv(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
 }
