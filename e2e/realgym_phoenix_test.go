@@ -79,22 +79,7 @@ func phoenixForwarding(t *testing.T, run *realGymRun, collectorConfig string) (a
 			<-p.done
 		}
 	})
-	// 5 minutes: its imports and migrations take 2.5 on a loaded 2-core machine
-	// with MLflow starting beside it (realgym_scores_test.go).
-	pollUntil(t, 5*time.Minute, "Phoenix to answer", func() bool {
-		select {
-		case <-p.done:
-			b, _ := os.ReadFile(filepath.Join(run.dir, "phoenix.log"))
-			t.Fatalf("phoenix serve exited:\n%s", b)
-		default:
-		}
-		resp, err := http.Get(p.url + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	awaitBackend(t, "phoenix serve", p.url+"/healthz", p.done, filepath.Join(run.dir, "phoenix.log")) // realgym_scores_test.go
 	run.phoenix = p
 	// Phoenix takes traces only: the traces' own variable, as a user sets it.
 	endpoint := p.url + "/v1/traces"

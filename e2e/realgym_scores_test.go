@@ -77,21 +77,30 @@ func startMLflow(t *testing.T, run *realGymRun) func() *mlflowServer {
 }
 
 func awaitMLflow(t *testing.T, run *realGymRun, m *mlflowServer, started time.Time) {
-	pollUntil(t, 5*time.Minute, "MLflow to answer", func() bool {
+	awaitBackend(t, "mlflow server", m.url+"/health", m.done, filepath.Join(run.dir, "mlflow.log"))
+	t.Logf("mlflow server answered in %s", time.Since(started).Round(time.Second))
+}
+
+// awaitBackend waits, 5 minutes at most, until a backend the run started
+// answers health with 200; when it exits first, the test fails with its log.
+// 5 minutes: Phoenix's imports and migrations take 2.5 on a loaded 2-core
+// machine with MLflow starting beside it.
+func awaitBackend(t *testing.T, name, health string, done <-chan struct{}, logPath string) {
+	t.Helper()
+	pollUntil(t, 5*time.Minute, name+" to answer", func() bool {
 		select {
-		case <-m.done:
-			b, _ := os.ReadFile(filepath.Join(run.dir, "mlflow.log"))
-			t.Fatalf("mlflow server exited:\n%s", b)
+		case <-done:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("%s exited:\n%s", name, b)
 		default:
 		}
-		resp, err := http.Get(m.url + "/health")
+		resp, err := http.Get(health)
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	t.Logf("mlflow server answered in %s", time.Since(started).Round(time.Second))
 }
 
 // scoresOverlay adds to the forwarding overlay doc (Phoenix's, by the one
